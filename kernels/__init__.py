@@ -1,0 +1,9 @@
+"""Numba kernels, one TF op (or fused family) per file. NumPy in, NumPy out, no TensorFlow.
+
+Conventions shared by every kernel:
+- A kernel that can reject its input takes ``err`` (a uint8 array, see ``errors.py``) last; on bad
+  input it writes TensorFlow's message there with ``set_error`` and returns empty arrays of the
+  right type. Callers check ``err[0]`` before using the results.
+- Kernels validate every index before they touch memory: they index raw buffers.
+- A rank-0 tensor travels as a shape-(1,) array; the code generator tracks the true rank.
+"""

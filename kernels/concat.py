@@ -1,0 +1,36 @@
+"""ConcatV2: every part viewed as [outer, width_i]; rows are laid side by side."""
+import numpy as np
+from numba import njit
+
+from .errors import set_error
+
+
+@njit(cache=True, nogil=True)
+def concat(parts, axis, err):
+    """Returns (out as [outer, total_width], output shape vector). ``parts`` is a tuple of arrays."""
+    first = parts[0]
+    rank = first.ndim
+    shape = np.empty(rank, np.int64)
+    for d in range(rank):
+        shape[d] = first.shape[d]
+    shape[axis] = 0
+    outer = 1
+    for d in range(axis):
+        outer *= first.shape[d]
+    total = 0
+    for k in range(len(parts)):
+        p = parts[k]
+        for d in range(rank):
+            if d != axis and p.shape[d] != first.shape[d]:
+                set_error(err, "ConcatOp : Dimension " + str(d) + " in both shapes must be equal: shape[0] = " + str(first.shape[d]) + " vs. shape[" + str(k) + "] = " + str(p.shape[d]))
+                return np.empty((0, 0), first.dtype), shape
+        shape[axis] += p.shape[axis]
+        total += p.size // outer if outer > 0 else 0
+    out = np.empty((outer, total), first.dtype)
+    col = 0
+    for k in range(len(parts)):
+        p = np.ascontiguousarray(parts[k])
+        w = p.size // outer if outer > 0 else 0
+        out[:, col:col + w] = p.reshape((outer, w))
+        col += w
+    return out, shape

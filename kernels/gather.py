@@ -1,0 +1,38 @@
+"""GatherV2 / ResourceGather (batch_dims=0): params viewed as [outer, n, inner], ids flattened."""
+import numpy as np
+from numba import njit
+
+from .errors import set_error
+
+
+@njit(cache=True, nogil=True)
+def gather(params, ids, axis, err):
+    """Returns (out as [outer, len(ids), inner], output shape vector). Ids are range-checked first."""
+    p = np.ascontiguousarray(params)
+    outer = 1
+    for d in range(axis):
+        outer *= p.shape[d]
+    n = p.shape[axis]
+    inner = 1
+    for d in range(axis + 1, p.ndim):
+        inner *= p.shape[d]
+    flat_ids = np.ascontiguousarray(ids).ravel()
+    m = flat_ids.shape[0]
+    shape = np.empty(p.ndim - 1 + ids.ndim, np.int64)
+    for d in range(axis):
+        shape[d] = p.shape[d]
+    for d in range(ids.ndim):
+        shape[axis + d] = ids.shape[d]
+    for d in range(axis + 1, p.ndim):
+        shape[ids.ndim + d - 1] = p.shape[d]
+    out = np.empty((outer, m, inner), p.dtype)
+    for j in range(m):
+        k = flat_ids[j]
+        if k < 0 or k >= n:
+            set_error(err, "indices[" + str(j) + "] = " + str(k) + " is not in [0, " + str(n) + ")")
+            return out[:0], shape
+    src = p.reshape((outer, n, inner))
+    for o in range(outer):
+        for j in range(m):
+            out[o, j, :] = src[o, flat_ids[j], :]
+    return out, shape

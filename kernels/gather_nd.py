@@ -1,0 +1,43 @@
+"""GatherNd: indices [..., k] address the first k dims of params; slices of the rest are copied."""
+import numpy as np
+from numba import njit
+
+from .errors import set_error
+
+
+@njit(cache=True, nogil=True)
+def gather_nd(params, indices, err):
+    """Returns (out as [n, inner], output shape vector)."""
+    p = np.ascontiguousarray(params)
+    idx = np.ascontiguousarray(indices)
+    k = idx.shape[idx.ndim - 1]
+    n = 1
+    for d in range(idx.ndim - 1):
+        n *= idx.shape[d]
+    inner = 1
+    for d in range(k, p.ndim):
+        inner *= p.shape[d]
+    shape = np.empty(idx.ndim - 1 + p.ndim - k, np.int64)
+    for d in range(idx.ndim - 1):
+        shape[d] = idx.shape[d]
+    for d in range(k, p.ndim):
+        shape[idx.ndim - 1 + d - k] = p.shape[d]
+    out = np.empty((n, inner), p.dtype)
+    if k > p.ndim:
+        set_error(err, "index innermost dimension length must be <= params rank; saw: " + str(k) + " vs. " + str(p.ndim))
+        return out[:0], shape
+    rows = idx.reshape((n, k)) if k > 0 else np.zeros((n, 0), idx.dtype)
+    leading = 1
+    for d in range(k):
+        leading *= p.shape[d]
+    src = p.reshape((leading, inner))
+    for i in range(n):
+        flat = 0
+        for d in range(k):
+            v = rows[i, d]
+            if v < 0 or v >= p.shape[d]:
+                set_error(err, "indices[" + str(i) + "] = " + str(v) + " does not index into param shape at dimension " + str(d) + " of size " + str(p.shape[d]))
+                return out[:0], shape
+            flat = flat * p.shape[d] + v
+        out[i, :] = src[flat, :]
+    return out, shape

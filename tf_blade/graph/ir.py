@@ -1,0 +1,129 @@
+"""A small graph model the passes work on: nodes, tensor references, dtypes and static ranks.
+
+GraphDef protobufs appear only at the edges (``from_graphdef`` / ``to_graphdef``); the passes
+see plain Python objects.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Dict, List, Optional
+
+
+def parse_ref(ref: str):
+    """'node:1' -> ('node', 1); 'node' -> ('node', 0); '^node' -> ('node', -1) for control edges."""
+    if ref.startswith("^"):
+        return ref[1:], -1
+    name, _, idx = ref.partition(":")
+    return name, int(idx) if idx else 0
+
+
+def make_ref(name: str, index: int) -> str:
+    return name if index == 0 else f"{name}:{index}"
+
+
+@dataclasses.dataclass
+class Node:
+    name: str
+    op: str
+    inputs: List[str]                 # data inputs, normalised to 'name' / 'name:i'
+    control_inputs: List[str]         # producer names
+    attrs: Dict[str, object]          # name -> tf AttrValue proto (kept opaque here)
+    device: str = ""
+    out_dtypes: List[int] = dataclasses.field(default_factory=list)   # tf DataType enums
+    out_ranks: List[Optional[int]] = dataclasses.field(default_factory=list)
+
+
+class Graph:
+    def __init__(self, nodes: List[Node], library=None, versions=None):
+        self.nodes: Dict[str, Node] = {n.name: n for n in nodes}
+        self.library = library
+        self.versions = versions
+
+    def producer(self, ref: str) -> Node:
+        return self.nodes[parse_ref(ref)[0]]
+
+    def dtype_of(self, ref: str) -> int:
+        name, idx = parse_ref(ref)
+        return self.nodes[name].out_dtypes[idx]
+
+    def rank_of(self, ref: str) -> Optional[int]:
+        name, idx = parse_ref(ref)
+        return self.nodes[name].out_ranks[idx]
+
+    def consumers(self) -> Dict[str, List[str]]:
+        """producer name -> names of nodes that read it (data or control)."""
+        out: Dict[str, List[str]] = {name: [] for name in self.nodes}
+        for node in self.nodes.values():
+            for ref in node.inputs:
+                out[parse_ref(ref)[0]].append(node.name)
+            for name in node.control_inputs:
+                out[name].append(node.name)
+        return out
+
+    def topological_order(self) -> List[str]:
+        indegree = {name: 0 for name in self.nodes}
+        users = self.consumers()
+        for node in self.nodes.values():
+            indegree[node.name] = len(node.inputs) + len(node.control_inputs)
+        ready = [name for name, d in indegree.items() if d == 0]
+        order = []
+        while ready:
+            name = ready.pop()
+            order.append(name)
+            for user in users[name]:
+                indegree[user] -= 1
+                if indegree[user] == 0:
+                    ready.append(user)
+        if len(order) != len(self.nodes):
+            raise ValueError("graph has a cycle")
+        return order
+
+    def unique_name(self, base: str) -> str:
+        name, k = base, 0
+        while name in self.nodes:
+            k += 1
+            name = f"{base}_{k}"
+        return name
+
+
+def from_graphdef(graph_def) -> Graph:
+    """Builds the model; dtypes and ranks come from TensorFlow's own shape inference."""
+    import tensorflow as tf
+
+    tf_graph = tf.Graph()
+    with tf_graph.as_default():
+        tf.graph_util.import_graph_def(graph_def, name="")
+    nodes = []
+    for nd in graph_def.node:
+        op = tf_graph.get_operation_by_name(nd.name)
+        data, control = [], []
+        for ref in nd.input:
+            name, idx = parse_ref(ref)
+            if idx < 0:
+                control.append(name)
+            else:
+                data.append(make_ref(name, idx))
+        nodes.append(Node(
+            name=nd.name, op=nd.op, inputs=data, control_inputs=control,
+            attrs={k: v for k, v in nd.attr.items()}, device=nd.device,
+            out_dtypes=[t.dtype.as_datatype_enum for t in op.outputs],
+            out_ranks=[t.shape.rank for t in op.outputs]))
+    return Graph(nodes, library=graph_def.library, versions=graph_def.versions)
+
+
+def to_graphdef(graph: Graph):
+    from tensorflow.core.framework import graph_pb2
+
+    gd = graph_pb2.GraphDef()
+    if graph.versions is not None:
+        gd.versions.CopyFrom(graph.versions)
+    if graph.library is not None:
+        gd.library.CopyFrom(graph.library)
+    for name in graph.topological_order():
+        node = graph.nodes[name]
+        nd = gd.node.add()
+        nd.name, nd.op, nd.device = node.name, node.op, node.device
+        nd.input.extend(node.inputs + ["^" + c for c in node.control_inputs])
+        for key, value in node.attrs.items():
+            nd.attr[key].CopyFrom(value)
+    return gd

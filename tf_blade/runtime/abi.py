@@ -1,0 +1,110 @@
+"""Numba-side helpers for the BladeFusedCall entry ABI.
+
+Entry signature (see blade_op.cc):
+    int64 entry(int64* in_ptrs, int64* in_shapes, void* call_ctx,
+                void* alloc_fn, uint8* errbuf)
+
+Everything here is pure codegen (no ctypes globals, no baked-in addresses), so
+functions using these helpers can be compiled with ``cache=True``.
+"""
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+ENTRY_SIG = types.int64(
+    types.CPointer(types.int64),  # in_ptrs[2*n_in]
+    types.CPointer(types.int64),  # in_shapes[8*n_in]
+    types.voidptr,  # call_ctx
+    types.voidptr,  # alloc_fn
+    types.CPointer(types.uint8),  # errbuf[1024]
+)
+MAX_RANK = 8
+ERRBUF_LEN = 1024
+
+
+def _element_type(dtype):
+    if isinstance(dtype, types.NumberClass):  # np.float32, numba.float32, np.bool_
+        return dtype.instance_type
+    if isinstance(dtype, types.DType):  # np.dtype("float32")
+        return dtype.dtype
+    return None
+
+
+@intrinsic
+def ptr_from_int(typingctx, addr, dtype):
+    """int64 address -> CPointer(dtype), e.g. for numba.carray(ptr, shape)."""
+    elt = _element_type(dtype)
+    if elt is None or not isinstance(addr, types.Integer):
+        return None
+    ptr_t = types.CPointer(elt)
+
+    def codegen(context, builder, sig, args):
+        return builder.inttoptr(args[0], context.get_value_type(ptr_t))
+
+    return ptr_t(addr, dtype), codegen
+
+
+@intrinsic
+def call_alloc(typingctx, alloc_fn, ctx, index, ndim, dims_addr):
+    """alloc_fn(ctx, index, ndim, dims) through the function pointer; returns
+    the output's data address as int64 (0 on failure)."""
+    if not (alloc_fn == types.voidptr and ctx == types.voidptr):
+        return None
+    if not (isinstance(index, types.Integer) and isinstance(ndim, types.Integer)):
+        return None
+    if not isinstance(dims_addr, (types.Integer, types.CPointer)):
+        return None
+    sig = types.int64(types.voidptr, types.voidptr, types.int64, types.int64, dims_addr)
+
+    def codegen(context, builder, sig, args):
+        fn_p, ctx_p, idx, nd, dims = args
+        i64 = ir.IntType(64)
+        i64p = i64.as_pointer()
+        fnty = ir.FunctionType(ir.IntType(8).as_pointer(),
+                               [ir.IntType(8).as_pointer(), i64, i64, i64p])
+        fn = builder.bitcast(fn_p, fnty.as_pointer())
+        if isinstance(sig.args[4], types.Integer):
+            dims = builder.inttoptr(dims, i64p)
+        else:
+            dims = builder.bitcast(dims, i64p)
+        res = builder.call(fn, [ctx_p, idx, nd, dims])
+        return builder.ptrtoint(res, i64)
+
+    return sig, codegen
+
+
+@njit
+def write_error(errbuf, msg):
+    """UTF-8 encode `msg` into the 1024-byte errbuf, NUL-terminated; truncates
+    at a character boundary so the result stays valid UTF-8."""
+    limit = ERRBUF_LEN - 1
+    n = 0
+    for ch in msg:
+        c = ord(ch)
+        if c < 0x80:
+            w = 1
+        elif c < 0x800:
+            w = 2
+        elif c < 0x10000:
+            w = 3
+        else:
+            w = 4
+        if n + w > limit:
+            break
+        if w == 1:
+            errbuf[n] = c
+        elif w == 2:
+            errbuf[n] = 0xC0 | (c >> 6)
+            errbuf[n + 1] = 0x80 | (c & 0x3F)
+        elif w == 3:
+            errbuf[n] = 0xE0 | (c >> 12)
+            errbuf[n + 1] = 0x80 | ((c >> 6) & 0x3F)
+            errbuf[n + 2] = 0x80 | (c & 0x3F)
+        else:
+            errbuf[n] = 0xF0 | (c >> 18)
+            errbuf[n + 1] = 0x80 | ((c >> 12) & 0x3F)
+            errbuf[n + 2] = 0x80 | ((c >> 6) & 0x3F)
+            errbuf[n + 3] = 0x80 | (c & 0x3F)
+        n += w
+    errbuf[n] = 0
+    return n

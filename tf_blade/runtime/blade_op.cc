@@ -1,0 +1,249 @@
+// BladeFusedCall: a generic CPU op that runs a Numba-compiled kernel through a
+// plain C function pointer. Python is only involved on the first call for a
+// dispatch key (the compile callback); the steady-state path never takes the GIL.
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "tensorflow/core/framework/op.h"
+#include "tensorflow/core/framework/op_kernel.h"
+#include "tensorflow/core/framework/shape_inference.h"
+#include "tensorflow/core/framework/tensor_shape.h"
+
+using namespace tensorflow;
+
+namespace {
+
+constexpr int kMaxRank = 8;
+constexpr int kErrLen = 1024;
+
+typedef uint64_t (*CompileFn)(const char* spec, int64_t spec_len, int64_t n_in,
+                              const int64_t* in_dtypes, const int64_t* in_ranks,
+                              char* err, int64_t err_len);
+typedef int64_t (*EntryFn)(int64_t* in_ptrs, int64_t* in_shapes,
+                           void* call_ctx, void* alloc_fn, char* errbuf);
+
+std::mutex g_map_mu;      // guards g_entries (cheap, held only for lookups)
+std::mutex g_compile_mu;  // serialises compiles (held across the callback)
+std::unordered_map<std::string, uint64_t> g_entries;
+CompileFn g_compile_cb = nullptr;  // written under g_compile_mu
+int64_t g_compile_count = 0;       // written under g_compile_mu
+
+// Non-null data pointer for empty tensors, so kernels never see 0 (= failure).
+char g_dummy_byte = 0;
+
+// Per-call state handed to the kernel as `call_ctx`.
+struct CallCtx {
+  OpKernelContext* ctx;
+  const std::vector<int32>* out_ranks;
+  std::vector<char> allocated;
+  absl::Status status;  // first alloc error
+  void fail(const absl::Status& s) {
+    if (status.ok()) status = s;
+  }
+};
+
+}  // namespace
+
+extern "C" {
+
+void* blade_alloc(void* call_ctx, int64_t index, int64_t ndim,
+                  const int64_t* dims) {
+  CallCtx* cc = static_cast<CallCtx*>(call_ctx);
+  const int64_t n_out = static_cast<int64_t>(cc->out_ranks->size());
+  if (index < 0 || index >= n_out) {
+    cc->fail(errors::Internal("tf_blade: output index ", index,
+                              " out of range (", n_out, " outputs)"));
+    return nullptr;
+  }
+  if (ndim != (*cc->out_ranks)[index]) {
+    cc->fail(errors::Internal("tf_blade: output ", index, " has rank ", ndim,
+                              ", expected ", (*cc->out_ranks)[index]));
+    return nullptr;
+  }
+  if (cc->allocated[index]) {
+    cc->fail(errors::Internal("tf_blade: output ", index, " allocated twice"));
+    return nullptr;
+  }
+  if (!DataTypeCanUseMemcpy(cc->ctx->expected_output_dtype(index))) {
+    cc->fail(errors::Unimplemented(
+        "tf_blade: output ", index, " has unsupported dtype ",
+        DataTypeString(cc->ctx->expected_output_dtype(index))));
+    return nullptr;
+  }
+  TensorShape shape;
+  absl::Status s = TensorShapeUtils::MakeShape(dims, ndim, &shape);  // rejects dims < 0
+  if (!s.ok()) {
+    cc->fail(s);
+    return nullptr;
+  }
+  Tensor* out = nullptr;
+  s = cc->ctx->allocate_output(static_cast<int>(index), shape, &out);
+  if (!s.ok()) {
+    cc->fail(s);
+    return nullptr;
+  }
+  cc->allocated[index] = 1;
+  if (out->NumElements() == 0) return &g_dummy_byte;
+  return const_cast<char*>(out->tensor_data().data());
+}
+
+void blade_set_compile_callback(void* cb) {
+  std::lock_guard<std::mutex> l(g_compile_mu);
+  g_compile_cb = reinterpret_cast<CompileFn>(cb);
+}
+
+void* blade_alloc_address() { return reinterpret_cast<void*>(&blade_alloc); }
+
+int64_t blade_cache_size() {
+  std::lock_guard<std::mutex> l(g_map_mu);
+  return static_cast<int64_t>(g_entries.size());
+}
+
+int64_t blade_compile_count() {
+  std::lock_guard<std::mutex> l(g_compile_mu);
+  return g_compile_count;
+}
+
+}  // extern "C"
+
+REGISTER_OP("BladeFusedCall")
+    .Input("args: Tin")
+    .Output("outs: Tout")
+    .Attr("Tin: list(type) >= 0")
+    .Attr("Tout: list(type) >= 0")
+    .Attr("out_ranks: list(int) >= 0")
+    .Attr("cluster: string")
+    .Attr("cluster_key: string")
+    .SetShapeFn([](shape_inference::InferenceContext* c) {
+      std::vector<int32> ranks;
+      TF_RETURN_IF_ERROR(c->GetAttr("out_ranks", &ranks));
+      if (static_cast<int>(ranks.size()) != c->num_outputs())
+        return errors::InvalidArgument("out_ranks has ", ranks.size(),
+                                       " entries, Tout has ", c->num_outputs());
+      for (int i = 0; i < c->num_outputs(); ++i)
+        c->set_output(i, c->UnknownShapeOfRank(ranks[i]));
+      return absl::OkStatus();
+    });
+
+class BladeFusedCallOp : public OpKernel {
+ public:
+  explicit BladeFusedCallOp(OpKernelConstruction* c) : OpKernel(c) {
+    OP_REQUIRES_OK(c, c->GetAttr("out_ranks", &out_ranks_));
+    OP_REQUIRES_OK(c, c->GetAttr("cluster", &cluster_));
+    OP_REQUIRES_OK(c, c->GetAttr("cluster_key", &cluster_key_));
+    OP_REQUIRES(c, static_cast<int>(out_ranks_.size()) == c->num_outputs(),
+                errors::InvalidArgument("out_ranks/Tout length mismatch"));
+  }
+
+  void Compute(OpKernelContext* ctx) override {
+    const int n_in = ctx->num_inputs();
+    std::vector<int64_t> dtypes(n_in), ranks(n_in);
+    std::string key = cluster_key_;
+    for (int i = 0; i < n_in; ++i) {
+      const Tensor& t = ctx->input(i);
+      dtypes[i] = t.dtype();
+      ranks[i] = t.dims();
+      OP_REQUIRES(ctx, ranks[i] <= kMaxRank,
+                  errors::InvalidArgument("tf_blade: input ", i, " has rank ",
+                                          ranks[i], " > ", kMaxRank));
+      OP_REQUIRES(ctx, t.dtype() != DT_RESOURCE && t.dtype() != DT_VARIANT,
+                  errors::InvalidArgument("tf_blade: input ", i, " has unsupported dtype ",
+                                          DataTypeString(t.dtype())));
+      key += '|';
+      key += std::to_string(dtypes[i]);
+      key += ':';
+      key += std::to_string(ranks[i]);
+    }
+
+    EntryFn entry = nullptr;
+    OP_REQUIRES_OK(ctx, Lookup(key, dtypes, ranks, &entry));
+
+    // Marshal inputs. String buffers live in `strs` until the call returns.
+    std::vector<int64_t> in_ptrs(2 * n_in + 1, 0), in_shapes(kMaxRank * n_in + 1, 0);
+    std::vector<std::pair<std::vector<int64_t>, std::vector<uint8_t>>> strs;
+    strs.reserve(n_in);
+    for (int i = 0; i < n_in; ++i) {
+      const Tensor& t = ctx->input(i);
+      for (int d = 0; d < t.dims(); ++d) in_shapes[kMaxRank * i + d] = t.dim_size(d);
+      if (t.dtype() == DT_STRING) {
+        auto flat = t.flat<tstring>();
+        const int64_t n = flat.size();
+        strs.emplace_back();
+        auto& offsets = strs.back().first;
+        auto& bytes = strs.back().second;
+        offsets.resize(n + 1);
+        offsets[0] = 0;
+        for (int64_t j = 0; j < n; ++j) offsets[j + 1] = offsets[j] + flat(j).size();
+        bytes.resize(offsets[n] + 1);  // +1: data() is valid even with no bytes
+        for (int64_t j = 0; j < n; ++j)
+          std::memcpy(bytes.data() + offsets[j], flat(j).data(), flat(j).size());
+        in_ptrs[2 * i] = reinterpret_cast<int64_t>(offsets.data());
+        in_ptrs[2 * i + 1] = reinterpret_cast<int64_t>(bytes.data());
+      } else {
+        const char* p = t.tensor_data().data();
+        in_ptrs[2 * i] = reinterpret_cast<int64_t>(p ? p : &g_dummy_byte);
+      }
+    }
+
+    CallCtx cc{ctx, &out_ranks_, std::vector<char>(out_ranks_.size(), 0), absl::OkStatus()};
+    char errbuf[kErrLen];
+    std::memset(errbuf, 0, sizeof(errbuf));
+    const int64_t rc = entry(in_ptrs.data(), in_shapes.data(), &cc,
+                             reinterpret_cast<void*>(&blade_alloc), errbuf);
+    errbuf[kErrLen - 1] = 0;
+    // An alloc failure is the root cause of whatever the kernel did next.
+    OP_REQUIRES_OK(ctx, cc.status);
+    OP_REQUIRES(ctx, rc == 0, errors::InvalidArgument(errbuf));
+    for (size_t i = 0; i < cc.allocated.size(); ++i)
+      OP_REQUIRES(ctx, cc.allocated[i],
+                  errors::Internal("tf_blade: kernel did not allocate output ", i));
+  }
+
+ private:
+  absl::Status Lookup(const std::string& key, const std::vector<int64_t>& dtypes,
+                      const std::vector<int64_t>& ranks, EntryFn* entry) {
+    {
+      std::lock_guard<std::mutex> l(g_map_mu);
+      auto it = g_entries.find(key);
+      if (it != g_entries.end()) {
+        *entry = reinterpret_cast<EntryFn>(it->second);
+        return absl::OkStatus();
+      }
+    }
+    std::lock_guard<std::mutex> cl(g_compile_mu);
+    {  // another thread may have compiled it while we waited
+      std::lock_guard<std::mutex> l(g_map_mu);
+      auto it = g_entries.find(key);
+      if (it != g_entries.end()) {
+        *entry = reinterpret_cast<EntryFn>(it->second);
+        return absl::OkStatus();
+      }
+    }
+    if (g_compile_cb == nullptr)
+      return errors::FailedPrecondition(
+          "tf_blade: no compile callback registered; import tf_blade before "
+          "running a graph containing BladeFusedCall");
+    char err[kErrLen];
+    std::memset(err, 0, sizeof(err));
+    const uint64_t addr = g_compile_cb(cluster_.data(), cluster_.size(), dtypes.size(),
+                                       dtypes.data(), ranks.data(), err, kErrLen);
+    err[kErrLen - 1] = 0;
+    if (addr == 0)  // not cached: a later call retries
+      return errors::Internal("tf_blade: kernel compile failed: ", err);
+    ++g_compile_count;
+    std::lock_guard<std::mutex> l(g_map_mu);
+    g_entries[key] = addr;
+    *entry = reinterpret_cast<EntryFn>(addr);
+    return absl::OkStatus();
+  }
+
+  std::vector<int32> out_ranks_;
+  std::string cluster_;
+  std::string cluster_key_;
+};
+
+REGISTER_KERNEL_BUILDER(Name("BladeFusedCall").Device(DEVICE_CPU), BladeFusedCallOp);
