@@ -25,5 +25,21 @@ def set_error(err, msg):
     err[n] = 0
 
 
+@njit(cache=True, nogil=True)
+def add_context(err, node):
+    """Appends TF's own "[[{{node X}}]]" suffix so a message names the original op."""
+    n = 0
+    while n < err.shape[0] - 1 and err[n] != 0:
+        n += 1
+    suffix = "\n\t [[{{node " + node + "}}]]"
+    for k in range(len(suffix)):
+        if n >= err.shape[0] - 1:
+            break
+        c = ord(suffix[k])
+        err[n] = c if c < 128 else 63
+        n += 1
+    err[n] = 0
+
+
 def error_text(err):
     return bytes(err).split(b"\0", 1)[0].decode("ascii", "replace")

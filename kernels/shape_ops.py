@@ -64,3 +64,19 @@ def sum_all(x):
     for i in range(x.shape[0]):
         acc[0] += x[i]
     return acc
+
+
+@njit(cache=True, nogil=True)
+def expanded_shape(x, rank, axis, err):
+    """ExpandDims: the input's dims with a 1 inserted at ``axis`` (negative counts from the end)."""
+    out = np.ones(rank + 1, np.int64)
+    if axis < -rank - 1 or axis > rank:
+        set_error(err, "Tried to expand dim index " + str(axis) + " for tensor with " + str(rank) + " dimensions.")
+        return out
+    ax = axis + rank + 1 if axis < 0 else axis
+    k = 0
+    for d in range(rank + 1):
+        if d != ax:
+            out[d] = x.shape[k]
+            k += 1
+    return out

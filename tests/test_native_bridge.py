@@ -158,7 +158,8 @@ def test_strings(bridge):
 
 def test_kernel_error_message(bridge):
     x = tf.zeros([5], tf.float32)
-    with pytest.raises(tf.errors.InvalidArgumentError, match=r"x must be positive, got shape \[5\]"):
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match=r"x must be positive, got shape \[5\]"):
         _call(bridge, [x], [tf.float32], [1], "fails")
 
 
@@ -167,7 +168,8 @@ def test_compile_callback_raises(bridge):
     x = tf.zeros([2], tf.float32)
     for _ in range(2):  # failures are not cached: the callback runs again
         n_calls = len(CALLS)
-        with pytest.raises(tf.errors.InternalError, match="kernel compile failed: ValueError: boom from the compiler"):
+        with pytest.raises(tf.errors.InternalError,
+                           match="kernel compile failed: ValueError: boom from the compiler"):
             _call(bridge, [x], [tf.float32], [1], "raise")
         assert len(CALLS) == n_calls + 1
     assert (bridge.compile_count(), bridge.cache_size()) == (c0, s0)

@@ -75,4 +75,4 @@ def _inline_one(graph: Graph, call: Node, fdef, body: Graph, flat_names: Dict[st
         node.inputs = new_inputs
     # Control dependencies on the call now wait for the whole body (its sinks cover everything).
     graph.nodes[call.name] = Node(name=call.name, op="NoOp", inputs=[], control_inputs=sinks,
-                                  attrs={}, device=call.device)
+                                  attrs={}, raw_attrs={}, device=call.device)

@@ -8,6 +8,8 @@ from __future__ import annotations
 import dataclasses
 from typing import Dict, List, Optional
 
+from .attrs import attr_to_py
+
 
 def parse_ref(ref: str):
     """'node:1' -> ('node', 1); 'node' -> ('node', 0); '^node' -> ('node', -1) for control edges."""
@@ -27,7 +29,8 @@ class Node:
     op: str
     inputs: List[str]                 # data inputs, normalised to 'name' / 'name:i'
     control_inputs: List[str]         # producer names
-    attrs: Dict[str, object]          # name -> tf AttrValue proto (kept opaque here)
+    attrs: Dict[str, object]          # name -> plain Python value (see attrs.py)
+    raw_attrs: Dict[str, object]      # name -> tf AttrValue proto, written back unchanged
     device: str = ""
     out_dtypes: List[int] = dataclasses.field(default_factory=list)   # tf DataType enums
     out_ranks: List[Optional[int]] = dataclasses.field(default_factory=list)
@@ -86,13 +89,29 @@ class Graph:
         return name
 
 
-def from_graphdef(graph_def) -> Graph:
-    """Builds the model; dtypes and ranks come from TensorFlow's own shape inference."""
+def from_graphdef(graph_def, variable_shapes=None) -> Graph:
+    """Builds the model; dtypes and ranks come from TensorFlow's own shape inference.
+
+    ``variable_shapes`` maps resource placeholders (captured variables) to (dtype, shape): a
+    GraphDef drops a handle's shape, so for the analysis they are imported as VarHandleOps.
+    """
     import tensorflow as tf
 
+    analysed = graph_def
+    if variable_shapes:
+        analysed = type(graph_def)()
+        analysed.CopyFrom(graph_def)
+        for nd in analysed.node:
+            if nd.op == "Placeholder" and nd.name in variable_shapes:
+                dtype, shape = variable_shapes[nd.name]
+                nd.op = "VarHandleOp"
+                nd.attr.clear()
+                nd.attr["dtype"].type = dtype
+                nd.attr["shape"].shape.CopyFrom(tf.TensorShape(shape).as_proto())
+                nd.attr["shared_name"].s = nd.name.encode()
     tf_graph = tf.Graph()
     with tf_graph.as_default():
-        tf.graph_util.import_graph_def(graph_def, name="")
+        tf.graph_util.import_graph_def(analysed, name="")
     nodes = []
     for nd in graph_def.node:
         op = tf_graph.get_operation_by_name(nd.name)
@@ -105,7 +124,8 @@ def from_graphdef(graph_def) -> Graph:
                 data.append(make_ref(name, idx))
         nodes.append(Node(
             name=nd.name, op=nd.op, inputs=data, control_inputs=control,
-            attrs={k: v for k, v in nd.attr.items()}, device=nd.device,
+            attrs={k: attr_to_py(v) for k, v in nd.attr.items() if not k.startswith("_")},
+            raw_attrs=dict(nd.attr.items()), device=nd.device,
             out_dtypes=[t.dtype.as_datatype_enum for t in op.outputs],
             out_ranks=[t.shape.rank for t in op.outputs]))
     return Graph(nodes, library=graph_def.library, versions=graph_def.versions)
@@ -124,6 +144,6 @@ def to_graphdef(graph: Graph):
         nd = gd.node.add()
         nd.name, nd.op, nd.device = node.name, node.op, node.device
         nd.input.extend(node.inputs + ["^" + c for c in node.control_inputs])
-        for key, value in node.attrs.items():
+        for key, value in node.raw_attrs.items():
             nd.attr[key].CopyFrom(value)
     return gd

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/shape_inference.h"
@@ -38,7 +39,7 @@ char g_dummy_byte = 0;
 // Per-call state handed to the kernel as `call_ctx`.
 struct CallCtx {
   OpKernelContext* ctx;
-  const std::vector<int32>* out_ranks;
+  const std::vector<int32_t>* out_ranks;
   std::vector<char> allocated;
   absl::Status status;  // first alloc error
   void fail(const absl::Status& s) {
@@ -55,23 +56,23 @@ void* blade_alloc(void* call_ctx, int64_t index, int64_t ndim,
   CallCtx* cc = static_cast<CallCtx*>(call_ctx);
   const int64_t n_out = static_cast<int64_t>(cc->out_ranks->size());
   if (index < 0 || index >= n_out) {
-    cc->fail(errors::Internal("tf_blade: output index ", index,
-                              " out of range (", n_out, " outputs)"));
+    cc->fail(absl::InternalError(absl::StrCat(
+        "tf_blade: output index ", index, " out of range (", n_out, " outputs)")));
     return nullptr;
   }
   if (ndim != (*cc->out_ranks)[index]) {
-    cc->fail(errors::Internal("tf_blade: output ", index, " has rank ", ndim,
-                              ", expected ", (*cc->out_ranks)[index]));
+    cc->fail(absl::InternalError(absl::StrCat("tf_blade: output ", index, " has rank ",
+                                              ndim, ", expected ", (*cc->out_ranks)[index])));
     return nullptr;
   }
   if (cc->allocated[index]) {
-    cc->fail(errors::Internal("tf_blade: output ", index, " allocated twice"));
+    cc->fail(absl::InternalError(absl::StrCat("tf_blade: output ", index, " allocated twice")));
     return nullptr;
   }
   if (!DataTypeCanUseMemcpy(cc->ctx->expected_output_dtype(index))) {
-    cc->fail(errors::Unimplemented(
+    cc->fail(absl::UnimplementedError(absl::StrCat(
         "tf_blade: output ", index, " has unsupported dtype ",
-        DataTypeString(cc->ctx->expected_output_dtype(index))));
+        DataTypeString(cc->ctx->expected_output_dtype(index)))));
     return nullptr;
   }
   TensorShape shape;
@@ -119,11 +120,11 @@ REGISTER_OP("BladeFusedCall")
     .Attr("cluster: string")
     .Attr("cluster_key: string")
     .SetShapeFn([](shape_inference::InferenceContext* c) {
-      std::vector<int32> ranks;
+      std::vector<int32_t> ranks;
       TF_RETURN_IF_ERROR(c->GetAttr("out_ranks", &ranks));
       if (static_cast<int>(ranks.size()) != c->num_outputs())
-        return errors::InvalidArgument("out_ranks has ", ranks.size(),
-                                       " entries, Tout has ", c->num_outputs());
+        return absl::InvalidArgumentError(absl::StrCat(
+            "out_ranks has ", ranks.size(), " entries, Tout has ", c->num_outputs()));
       for (int i = 0; i < c->num_outputs(); ++i)
         c->set_output(i, c->UnknownShapeOfRank(ranks[i]));
       return absl::OkStatus();
@@ -136,7 +137,7 @@ class BladeFusedCallOp : public OpKernel {
     OP_REQUIRES_OK(c, c->GetAttr("cluster", &cluster_));
     OP_REQUIRES_OK(c, c->GetAttr("cluster_key", &cluster_key_));
     OP_REQUIRES(c, static_cast<int>(out_ranks_.size()) == c->num_outputs(),
-                errors::InvalidArgument("out_ranks/Tout length mismatch"));
+                absl::InvalidArgumentError("out_ranks/Tout length mismatch"));
   }
 
   void Compute(OpKernelContext* ctx) override {
@@ -148,11 +149,12 @@ class BladeFusedCallOp : public OpKernel {
       dtypes[i] = t.dtype();
       ranks[i] = t.dims();
       OP_REQUIRES(ctx, ranks[i] <= kMaxRank,
-                  errors::InvalidArgument("tf_blade: input ", i, " has rank ",
-                                          ranks[i], " > ", kMaxRank));
+                  absl::InvalidArgumentError(absl::StrCat(
+                      "tf_blade: input ", i, " has rank ", ranks[i], " > ", kMaxRank)));
       OP_REQUIRES(ctx, t.dtype() != DT_RESOURCE && t.dtype() != DT_VARIANT,
-                  errors::InvalidArgument("tf_blade: input ", i, " has unsupported dtype ",
-                                          DataTypeString(t.dtype())));
+                  absl::InvalidArgumentError(absl::StrCat(
+                      "tf_blade: input ", i, " has unsupported dtype ",
+                      DataTypeString(t.dtype()))));
       key += '|';
       key += std::to_string(dtypes[i]);
       key += ':';
@@ -197,10 +199,11 @@ class BladeFusedCallOp : public OpKernel {
     errbuf[kErrLen - 1] = 0;
     // An alloc failure is the root cause of whatever the kernel did next.
     OP_REQUIRES_OK(ctx, cc.status);
-    OP_REQUIRES(ctx, rc == 0, errors::InvalidArgument(errbuf));
+    OP_REQUIRES(ctx, rc == 0, absl::InvalidArgumentError(errbuf));
     for (size_t i = 0; i < cc.allocated.size(); ++i)
       OP_REQUIRES(ctx, cc.allocated[i],
-                  errors::Internal("tf_blade: kernel did not allocate output ", i));
+                  absl::InternalError(
+                      absl::StrCat("tf_blade: kernel did not allocate output ", i)));
   }
 
  private:
@@ -224,7 +227,7 @@ class BladeFusedCallOp : public OpKernel {
       }
     }
     if (g_compile_cb == nullptr)
-      return errors::FailedPrecondition(
+      return absl::FailedPreconditionError(
           "tf_blade: no compile callback registered; import tf_blade before "
           "running a graph containing BladeFusedCall");
     char err[kErrLen];
@@ -233,7 +236,7 @@ class BladeFusedCallOp : public OpKernel {
                                        dtypes.data(), ranks.data(), err, kErrLen);
     err[kErrLen - 1] = 0;
     if (addr == 0)  // not cached: a later call retries
-      return errors::Internal("tf_blade: kernel compile failed: ", err);
+      return absl::InternalError(absl::StrCat("tf_blade: kernel compile failed: ", err));
     ++g_compile_count;
     std::lock_guard<std::mutex> l(g_map_mu);
     g_entries[key] = addr;
@@ -241,7 +244,7 @@ class BladeFusedCallOp : public OpKernel {
     return absl::OkStatus();
   }
 
-  std::vector<int32> out_ranks_;
+  std::vector<int32_t> out_ranks_;
   std::string cluster_;
   std::string cluster_key_;
 };

@@ -14,6 +14,8 @@ import threading
 
 import tensorflow as tf
 
+from .cache import cache_root
+
 _SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), "blade_op.cc")
 
 _COMPILE_CB_TYPE = ctypes.CFUNCTYPE(
@@ -29,11 +31,6 @@ class NativeBridgeUnavailable(RuntimeError):
     """The native op could not be built or loaded; callers should fall back."""
 
 
-def _cache_root():
-    return os.environ.get("TF_BLADE_CACHE_DIR") or os.path.join(
-        os.path.expanduser("~"), ".cache", "tf_blade")
-
-
 def _flags():
     return (["-std=c++17", "-shared", "-fPIC", "-O2"]
             + tf.sysconfig.get_compile_flags() + tf.sysconfig.get_link_flags())
@@ -45,7 +42,7 @@ def build():
     with open(_SRC, "rb") as f:
         src = f.read()
     digest = hashlib.sha256(src + "\0".join(flags).encode()).hexdigest()[:16]
-    out_dir = os.path.join(_cache_root(), "native", f"{tf.__version__}-{digest}")
+    out_dir = os.path.join(cache_root(), "native", f"{tf.__version__}-{digest}")
     so = os.path.join(out_dir, "blade_op.so")
     if os.path.exists(so):
         return so

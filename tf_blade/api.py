@@ -1,0 +1,170 @@
+"""Public entry points: optimize() and @function."""
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import time
+
+import tensorflow as tf
+
+from .graph.frontend import collect_variables, function_io, rebuild, variable_shapes
+from .passes.pipeline import Options, run_pipeline
+from .report import Report
+from .runtime import bridge as bridges
+
+log = logging.getLogger("tf_blade")
+
+
+class OptimizedModel(tf.Module):
+    """What optimize() returns: ``signatures`` like a loaded SavedModel, plus ``report``."""
+
+    def __init__(self, signatures, functions, variables, report, keep_alive):
+        super().__init__(name="tf_blade_optimized")
+        self.signatures = signatures
+        self._functions = functions
+        self._variables = list(variables)
+        self.report = report
+        self._keep_alive = keep_alive   # numpy-bridge kernels referenced by py-func tokens
+
+    def __call__(self, *args, **kwargs):
+        if len(self.signatures) != 1:
+            raise TypeError("call a signature: model.signatures[name](...)")
+        return next(iter(self.signatures.values()))(*args, **kwargs)
+
+
+def disabled() -> bool:
+    return os.environ.get("TF_BLADE_DISABLE", "") not in ("", "0")
+
+
+def optimize(model, output_dir=None, *, bridge=None, min_cluster_size=2, allow_ops=None,
+             deny_ops=()):
+    """Optimizes a SavedModel directory, tf.Module, tf.function or ConcreteFunction.
+
+    Returns an OptimizedModel; with ``output_dir`` also writes an optimized SavedModel there
+    (loadable after ``import tf_blade``). ``bridge``: "native", "numpy" or "auto" (default, or
+    the TF_BLADE_BRIDGE environment variable).
+    """
+    options = Options(min_cluster_size=min_cluster_size,
+                      allow_ops=frozenset(allow_ops) if allow_ops is not None else None,
+                      deny_ops=frozenset(deny_ops))
+    root, functions = _concrete_functions(model)
+    variables = collect_variables(root, *functions.values())
+    chosen = "original" if disabled() else bridges.choose_bridge(bridge)
+    report = Report(bridge=chosen)
+    signatures, keep_alive, saved = {}, [], {}
+    for name, cf in functions.items():
+        signatures[name], entry = _optimize_function(cf, variables, chosen, options, keep_alive)
+        report.functions[name] = entry
+        if output_dir is not None:
+            saved[name] = _function_to_save(cf, signatures[name], variables, chosen, options)
+    optimized = OptimizedModel(signatures, functions, variables, report, keep_alive)
+    if output_dir is not None:
+        _save(saved, variables, output_dir, report)
+    return optimized
+
+
+def _optimize_function(cf, variables, bridge, options, keep_alive):
+    if bridge == "original":
+        return cf, {"left_alone": "TF_BLADE_DISABLE is set", "clusters": []}
+    start = time.perf_counter()
+    _, _, outputs = function_io(cf)
+    if bridge == "native":
+        make = lambda name, spec, ins, outs: bridges.native_node(name, spec, ins, outs)
+    else:
+        make = lambda name, spec, ins, outs: bridges.numpy_node(name, spec, ins, outs, keep_alive)
+    graph_def, entry = run_pipeline(cf.graph.as_graph_def(), [t.name for t in outputs], options, make,
+                                    variable_shapes(cf, variables))
+    if not entry["clusters"]:
+        return cf, entry
+    _, new_cf = rebuild(cf, graph_def, variables)
+    entry["rewrite_seconds"] = round(time.perf_counter() - start, 3)
+    return new_cf, entry
+
+
+def _function_to_save(cf, optimized_cf, variables, bridge, options):
+    """A SavedModel must outlive this process: numpy-bridge tokens do not, so save native ops."""
+    if bridge == "native":
+        return optimized_cf
+    if bridge == "numpy" and bridges.native_bridge() is not None:
+        return _optimize_function(cf, variables, "native", options, [])[0]
+    return cf
+
+
+def _save(functions, variables, output_dir, report):
+    holder = tf.Module(name="tf_blade_saved")
+    holder.blade_variables = list(variables)
+    holder.blade_functions = dict(functions)
+    signatures = {name: cf for name, cf in functions.items() if _is_signature_compatible(cf)}
+    tf.saved_model.save(holder, output_dir, signatures=signatures or None)
+    report.saved_to = output_dir
+
+
+def _is_signature_compatible(cf):
+    specs = tf.nest.flatten(cf.structured_input_signature, expand_composites=False)
+    return all(isinstance(s, tf.TensorSpec) for s in specs)
+
+
+def _concrete_functions(model):
+    """(trackable root, {signature name: ConcreteFunction}) for every accepted model kind."""
+    if isinstance(model, (str, os.PathLike)):
+        loaded = tf.saved_model.load(os.fspath(model))
+        if not loaded.signatures:
+            raise ValueError(f"{model}: the SavedModel has no signatures to optimize")
+        return loaded, dict(loaded.signatures)
+    if isinstance(model, tf.types.experimental.ConcreteFunction):
+        return None, {"serving_default": model}
+    if isinstance(model, tf.types.experimental.GenericFunction):
+        return None, _traced(model, "serving_default")
+    if isinstance(model, tf.Module):
+        functions = {}
+        sigs = getattr(model, "signatures", None)
+        if sigs:
+            functions.update(dict(sigs))
+        for attr, value in vars(model).items():
+            if isinstance(value, tf.types.experimental.GenericFunction):
+                functions.update(_traced(value, attr))
+        for attr in dir(type(model)):
+            value = getattr(model, attr, None)
+            if isinstance(value, tf.types.experimental.GenericFunction) and attr not in functions:
+                functions.update(_traced(value, attr))
+        if not functions:
+            raise ValueError("the tf.Module has no traced tf.function (give it an input_signature "
+                             "or call it once)")
+        return model, functions
+    raise TypeError(f"optimize() takes a SavedModel path, tf.Module, tf.function or "
+                    f"ConcreteFunction, not {type(model).__name__}")
+
+
+def _traced(fn, name):
+    if fn.input_signature is not None:
+        return {name: fn.get_concrete_function()}
+    concrete = fn._list_all_concrete_functions()  # every signature traced so far
+    if not concrete:
+        raise ValueError(f"{name}: the tf.function has no input_signature and was never called")
+    return {name if i == 0 else f"{name}_{i}": cf for i, cf in enumerate(concrete)}
+
+
+def function(func=None, **tf_function_kwargs):
+    """Drop-in for @tf.function: each traced signature is optimized once, then reused."""
+    if func is None:
+        return functools.partial(function, **tf_function_kwargs)
+    traced = tf.function(func, **tf_function_kwargs)
+    optimized = {}
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        cf = traced.get_concrete_function(*args, **kwargs)
+        fn = optimized.get(id(cf))
+        if fn is None:
+            model = optimize(cf)
+            fn = (cf, model.signatures["serving_default"], model)
+            optimized[id(cf)] = fn
+        flat = [t for t in tf.nest.flatten((args, kwargs), expand_composites=True)
+                if isinstance(t, (tf.Tensor, tf.Variable)) or hasattr(t, "__array__")]
+        return fn[1](*flat)
+
+    wrapper.python_function = func
+    wrapper.tf_function = traced
+    wrapper.optimized = optimized
+    return wrapper

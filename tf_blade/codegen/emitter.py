@@ -1,0 +1,85 @@
+"""Builds the source of one generated kernel module, line by line, for the lowerings."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Dict, List, Optional
+
+import numpy as np
+
+
+@dataclasses.dataclass
+class Value:
+    """A tensor inside generated code. Rank-0 tensors are shape-(1,) arrays (see kernels/)."""
+    var: str
+    dtype: str                    # NumPy dtype name, or "string"
+    rank: int
+    const: Optional[np.ndarray] = None
+
+    @property
+    def is_string(self):
+        return self.dtype == "string"
+
+    @property
+    def off(self):                # string pool: offsets and bytes travel beside the ids array
+        return self.var + "_off"
+
+    @property
+    def dat(self):
+        return self.var + "_dat"
+
+
+class Emitter:
+    def __init__(self):
+        self.lines: List[str] = []
+        self.globals: List[str] = []
+        self.kernel_modules: Dict[str, str] = {}
+        self.fail_expr = "()"
+        self._count = 0
+        self.node_name = ""
+
+    def tmp(self, hint="t") -> str:
+        self._count += 1
+        return f"{hint}{self._count}"
+
+    def line(self, text: str):
+        self.lines.append(text)
+
+    def kernel(self, module: str, func: str) -> str:
+        alias = self.kernel_modules.setdefault(module, f"k_{module}")
+        return f"{alias}.{func}"
+
+    def const(self, array: np.ndarray, hint="C") -> str:
+        name = f"{hint}{len(self.globals)}"
+        arr = np.ascontiguousarray(array)
+        self.globals.append(f"{name} = np.array({arr.ravel().tolist()!r}, dtype=np.{arr.dtype.name})"
+                            f".reshape({tuple(arr.shape) if arr.ndim else (1,)!r})")
+        return name
+
+    def check(self):
+        """Stops the body when the last kernel rejected its input."""
+        self.line("if err[0] != 0:")
+        self.line(f"    k_errors.add_context(err, {self.node_name!r})")
+        self.line(f"    return {self.fail_expr}")
+
+    def share_pool(self, out: str, source: Value):
+        """A string result that reorders ``source``'s ids keeps reading ``source``'s pool."""
+        self.line(f"{out}_off, {out}_dat = {source.off}, {source.dat}")
+
+    def call(self, n_out: int, expr: str, fallible: bool) -> List[str]:
+        outs = [self.tmp() for _ in range(n_out)]
+        self.line(f"{', '.join(outs)} = {expr}")
+        if fallible:
+            self.check()
+        return outs
+
+    @staticmethod
+    def reshape(flat: str, shape: str, rank: int) -> str:
+        """Expression reshaping ``flat`` to the runtime shape vector ``shape`` of static ``rank``."""
+        if rank == 0:
+            return f"np.ascontiguousarray({flat}).reshape((1,))"
+        dims = ", ".join(f"{shape}[{i}]" for i in range(rank))
+        return f"np.ascontiguousarray({flat}).reshape(({dims},))"
+
+
+def empty_expr(dtype: str, rank: int) -> str:
+    return f"np.zeros({(0,) * max(rank, 1)!r}, dtype=np.{dtype})"

@@ -1,0 +1,31 @@
+"""Const: becomes a module-level array the compiled code freezes in."""
+import base64
+
+import numpy as np
+
+from ..emitter import Value
+from ..registry import Lowering, lowering
+
+
+def const_array(attr_value):
+    dtype, shape, values = attr_value["dtype"], attr_value["shape"], attr_value["values"]
+    if dtype == "string":
+        return np.array([base64.b64decode(v) for v in values], dtype=object).reshape(shape)
+    return np.array(values, dtype=dtype).reshape(shape)
+
+
+@lowering("Const")
+class ConstLowering(Lowering):
+    def emit(self, node, ins, em):
+        value = const_array(node.attrs["value"])
+        rank = node.out_ranks[0]
+        if node.out_dtypes[0] != "string":
+            return [Value(em.const(value), node.out_dtypes[0], rank, const=value)]
+        flat = list(value.ravel())
+        offsets = np.cumsum([0] + [len(b) for b in flat]).astype(np.int64)
+        data = np.frombuffer(b"".join(flat) or b"\0", dtype=np.uint8)[:offsets[-1]]
+        out = Value(em.const(np.arange(len(flat), dtype=np.int64).reshape(value.shape)), "string", rank,
+                    const=value)
+        em.line(f"{out.off} = {em.const(offsets)}")
+        em.line(f"{out.dat} = {em.const(data)}")
+        return [out]

@@ -1,0 +1,21 @@
+"""GatherNd (also on strings: it moves ids, the pool stays)."""
+from ..registry import Lowering, lowering
+
+
+@lowering("GatherNd")
+class GatherNdLowering(Lowering):
+    may_fail = True
+
+    def check(self, node, graph):
+        if graph.rank_of(node.inputs[0]) is None or graph.rank_of(node.inputs[1]) is None:
+            return "input rank unknown"
+        return None
+
+    def emit(self, node, ins, em):
+        params, idx = ins
+        flat, shape = em.call(2, f"{em.kernel('gather_nd', 'gather_nd')}({params.var}, {idx.var}, err)", True)
+        out = em.tmp()
+        em.line(f"{out} = {em.reshape(flat, shape, node.out_ranks[0])}")
+        if params.is_string:
+            em.share_pool(out, params)
+        return [out]

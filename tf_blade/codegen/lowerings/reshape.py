@@ -1,0 +1,38 @@
+"""Reshape: -1 resolved and the element count checked by the kernel, then a static-rank view."""
+from ..registry import Lowering, lowering
+
+
+@lowering("Reshape")
+class ReshapeLowering(Lowering):
+    may_fail = True
+
+    def check(self, node, graph):
+        if graph.rank_of(node.inputs[1]) != 1 or node.out_ranks[0] is None:
+            return "target shape length unknown"
+        return None
+
+    def emit(self, node, ins, em):
+        x, shape = ins
+        (dims,) = em.call(1, f"{em.kernel('shape_ops', 'resolve_reshape')}({x.var}.size, {shape.var}, err)", True)
+        out = em.tmp()
+        em.line(f"{out} = {em.reshape(x.var, dims, node.out_ranks[0])}")
+        if x.is_string:
+            em.share_pool(out, x)
+        return [out]
+
+
+@lowering("ExpandDims")
+class ExpandDimsLowering(Lowering):
+    may_fail = True
+
+    def check(self, node, graph):
+        return None if node.out_ranks[0] is not None else "rank unknown"
+
+    def emit(self, node, ins, em):
+        x, axis = ins
+        (shape,) = em.call(1, f"{em.kernel('shape_ops', 'expanded_shape')}({x.var}, {x.rank}, {axis.var}[0], err)", True)
+        out = em.tmp()
+        em.line(f"{out} = {em.reshape(x.var, shape, x.rank + 1)}")
+        if x.is_string:
+            em.share_pool(out, x)
+        return [out]

@@ -1,0 +1,26 @@
+"""Select (v1: a vector condition may pick rows) and SelectV2 (broadcasting)."""
+from ..registry import Lowering, lowering
+from ._common import numeric_only
+
+
+@lowering("Select", "SelectV2")
+class SelectLowering(Lowering):
+    may_fail = True
+
+    def check(self, node, graph):
+        if any(graph.rank_of(r) is None for r in node.inputs):
+            return "input rank unknown"
+        return numeric_only(node, graph)
+
+    def emit(self, node, ins, em):
+        cond, t, e = ins
+        out = em.tmp()
+        bshape = em.kernel("elementwise", "broadcast_shape")
+        if node.op == "Select" and cond.rank == 1 and t.rank > 1:
+            em.call(1, f"{bshape}({t.var}.shape, {e.var}.shape, {t.rank}, {e.rank}, err)", True)
+            em.line(f"{out} = {em.kernel('elementwise', 'select_rows')}({cond.var}, {t.var}, {e.var})")
+            return [out]
+        em.call(1, f"{bshape}({t.var}.shape, {e.var}.shape, {t.rank}, {e.rank}, err)", True)
+        em.call(1, f"{bshape}({cond.var}.shape, {t.var}.shape, {cond.rank}, {t.rank}, err)", True)
+        em.line(f"{out} = np.where({cond.var}, {t.var}, {e.var})")
+        return [out]

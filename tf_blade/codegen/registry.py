@@ -1,0 +1,44 @@
+"""The one lowering registry: TF op type -> Lowering. Each lowering lives in lowerings/<op>.py."""
+from __future__ import annotations
+
+from typing import Dict, List, Optional
+
+LOWERINGS: Dict[str, "Lowering"] = {}
+
+
+class Lowering:
+    """How one TF op becomes Numba source.
+
+    ``check`` runs at clustering time on the graph model and returns why a node cannot be fused
+    (or None); ``emit`` runs at compile time on the cluster spec and returns the output variables.
+    """
+    may_fail = False          # emit() calls a kernel that may reject its input
+    const_inputs = ()         # input positions that must be compile-time constants
+
+    def check(self, node, graph) -> Optional[str]:
+        return None
+
+    def emit(self, node, ins, em) -> List[str]:
+        raise NotImplementedError
+
+
+def lowering(*op_types: str):
+    def register(cls):
+        instance = cls()
+        for op_type in op_types:
+            if op_type in LOWERINGS:
+                raise ValueError(f"two lowerings for {op_type}")
+            LOWERINGS[op_type] = instance
+        return cls
+    return register
+
+
+def load_all():
+    """Imports every lowering module so their decorators fill LOWERINGS."""
+    import importlib
+    import pkgutil
+
+    from . import lowerings
+    for info in pkgutil.iter_modules(lowerings.__path__):
+        importlib.import_module(f"{lowerings.__name__}.{info.name}")
+    return LOWERINGS

@@ -1,0 +1,93 @@
+"""TensorFlow objects in and out: concrete functions -> GraphDef, and back to a function that
+captures the same variables (never frozen: real embedding tables exceed protobuf's 2 GB)."""
+from __future__ import annotations
+
+import inspect
+import re
+
+import tensorflow as tf
+
+
+def collect_variables(*roots):
+    """Every tf.Variable reachable from ``roots`` (modules, loaded SavedModels, functions)."""
+    found = {}
+    for root in roots:
+        if root is None:
+            continue
+        if isinstance(root, tf.Variable):
+            found[id(root)] = root
+            continue
+        for v in getattr(root, "variables", None) or ():
+            found[id(v)] = v
+        try:
+            for obj in tf.train.TrackableView(root).descendants():
+                if isinstance(obj, tf.Variable):
+                    found[id(obj)] = obj
+        except (TypeError, AttributeError, ValueError):
+            pass
+    return list(found.values())
+
+
+def function_io(cf):
+    """(input placeholders, their public names, output tensors) of a concrete function."""
+    n_user = len(cf.inputs) - len(cf.captured_inputs)
+    placeholders = cf.inputs[:n_user]
+    specs = [s for s in tf.nest.flatten(cf.structured_input_signature, expand_composites=True)
+             if isinstance(s, tf.TensorSpec)]
+    names = []
+    for i, ph in enumerate(placeholders):
+        name = specs[i].name if i < len(specs) and specs[i].name else ph.op.name
+        names.append(_identifier(name, i, names))
+    outputs = [t for t in tf.nest.flatten(cf.structured_outputs, expand_composites=True)
+               if isinstance(t, tf.Tensor)]
+    return placeholders, names, outputs
+
+
+def _identifier(name, i, taken):
+    name = re.sub(r"\W", "_", name) or f"arg{i}"
+    if name[0].isdigit():
+        name = "_" + name
+    while name in taken:
+        name += "_"
+    return name
+
+
+def variable_shapes(cf, variables):
+    """Captured-variable placeholder name -> (dtype enum, shape), for shape inference."""
+    by_handle = {id(v.handle): v for v in variables}
+    shapes = {}
+    for external, internal in cf.graph.captures:
+        var = by_handle.get(id(external))
+        if var is not None:
+            shapes[internal.op.name] = (var.dtype.as_datatype_enum, var.shape.as_list())
+    return shapes
+
+
+def rebuild(cf, graph_def, variables):
+    """A new ConcreteFunction running ``graph_def`` in place of ``cf``'s body: same inputs (names
+    included), same nested outputs, the same variables captured by handle."""
+    placeholders, names, outputs = function_io(cf)
+    by_handle = {id(v.handle): v for v in variables}
+    captures = list(cf.graph.captures)
+    fetches = [t.name for t in outputs]
+    ph_names = [p.name for p in placeholders]
+    structure = cf.structured_outputs
+
+    def body(*args):
+        input_map = dict(zip(ph_names, args))
+        for external, internal in captures:
+            var = by_handle.get(id(external))
+            # tf.identity turns the eager handle into a capture of this function's graph.
+            input_map[internal.name] = tf.identity(var.handle if var is not None else external)
+        outs = tf.graph_util.import_graph_def(graph_def, input_map=input_map,
+                                              return_elements=fetches, name="blade")
+        flat = iter(outs)
+        return tf.nest.map_structure(
+            lambda t: next(flat) if isinstance(t, tf.Tensor) else t, structure, expand_composites=True)
+
+    # Real parameter names, so the function is callable with the original keywords.
+    body.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+    specs = [tf.TensorSpec(p.shape, p.dtype, name=n) for p, n in zip(placeholders, names)]
+    fn = tf.function(body, input_signature=specs, autograph=False)
+    return fn, fn.get_concrete_function()

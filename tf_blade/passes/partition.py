@@ -1,0 +1,55 @@
+"""Capability-based, cycle-safe partitioning of supported nodes into clusters.
+
+Nodes are visited in topological order and merged with the clusters of their supported
+producers unless the merge would create a cycle: a path that leaves one cluster and re-enters the
+other through an unsupported node (the fused op could then neither run before nor after it).
+"""
+from __future__ import annotations
+
+from typing import Callable, Dict, List, Set
+
+from ..graph.ir import Graph, parse_ref
+
+
+def partition(graph: Graph, is_supported: Callable[[str], bool]) -> List[List[str]]:
+    order = graph.topological_order()
+    position = {name: i for i, name in enumerate(order)}
+    users = graph.consumers()
+    cluster_of: Dict[str, int] = {}
+    members: Dict[int, Set[str]] = {}
+
+    def creates_cycle(a: Set[str], b: Set[str]) -> bool:
+        for src, dst in ((a, b), (b, a)):
+            limit = max(position[m] for m in dst)
+            stack = [u for m in src for u in users[m] if u not in src and u not in dst]
+            seen = set()
+            while stack:
+                name = stack.pop()
+                if name in seen or position[name] > limit:
+                    continue
+                seen.add(name)
+                for user in users[name]:
+                    if user in dst:
+                        return True
+                    stack.append(user)
+        return False
+
+    for name in order:
+        if not is_supported(name):
+            continue
+        cid = position[name]  # unique and deterministic
+        cluster_of[name], members[cid] = cid, {name}
+        node = graph.nodes[name]
+        producers = [parse_ref(r)[0] for r in node.inputs] + node.control_inputs
+        for producer in producers:
+            other = cluster_of.get(producer)
+            cid = cluster_of[name]
+            if other is None or other == cid or creates_cycle(members[other], members[cid]):
+                continue
+            keep, gone = (other, cid) if len(members[other]) >= len(members[cid]) else (cid, other)
+            moved = members.pop(gone)
+            for m in moved:
+                cluster_of[m] = keep
+            members[keep] |= moved
+    clusters = [sorted(m, key=position.__getitem__) for m in members.values()]
+    return sorted(clusters, key=lambda c: position[c[0]])

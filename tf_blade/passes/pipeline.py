@@ -1,0 +1,156 @@
+"""The pass pipeline and its manager.
+
+Order, and why:
+1. inline_calls      - signature bodies hide behind (Stateful)PartitionedCall; clustering must see them.
+2. refuse_training   - a graph that computes gradients needs the original ops for their gradients.
+3. cluster           - supported nodes -> cycle-free clusters (needs the inlined, final op set).
+4. fuse              - each cluster -> one fused node (needs the clusters).
+5. prune_constants   - constants copied into specs are dead now (last: fusing creates them).
+"""
+from __future__ import annotations
+
+import collections
+import dataclasses
+from typing import Callable, FrozenSet, List, Optional
+
+from ..graph.inline import inline_calls
+from ..codegen.dtypes import STRING, supported
+from ..graph.ir import Graph, from_graphdef, make_ref, parse_ref, to_graphdef
+from . import fuse
+from .partition import partition
+from .support import unsupported_reason
+
+
+@dataclasses.dataclass
+class Options:
+    min_cluster_size: int = 2
+    allow_ops: Optional[FrozenSet[str]] = None
+    deny_ops: FrozenSet[str] = frozenset()
+
+
+@dataclasses.dataclass
+class State:
+    graph_def: object
+    fetches: List[str]                 # output refs that must keep their names
+    options: Options
+    make_fused_node: Callable
+    variable_shapes: dict = dataclasses.field(default_factory=dict)
+    graph: Optional[Graph] = None
+    clusters: List[List[str]] = dataclasses.field(default_factory=list)
+    report: dict = dataclasses.field(default_factory=dict)
+
+
+class PassError(RuntimeError):
+    pass
+
+
+def inline_pass(s: State):
+    s.graph_def = inline_calls(s.graph_def)
+    s.graph = from_graphdef(s.graph_def, s.variable_shapes)
+    s.report["tf_ops_before"] = _count_ops(s.graph)
+    return True
+
+
+_TRAINING_HINTS = ("Grad", "ApplyAdam", "ApplyGradientDescent", "ApplyAdagrad", "ApplyFtrl")
+
+
+def refuse_training_pass(s: State):
+    for node in s.graph.nodes.values():
+        if any(h in node.op for h in _TRAINING_HINTS) or "gradients/" in node.name:
+            s.report["left_alone"] = f"training graph: {node.op} {node.name} computes gradients"
+            return False
+    return True
+
+
+def cluster_pass(s: State):
+    graph, options = s.graph, s.options
+    fetch_nodes = {parse_ref(r)[0] for r in s.fetches}
+    refused = collections.Counter()
+    blocked = set(fetch_nodes)        # graph outputs keep their nodes (and names)
+    while True:
+        def ok(name):
+            if name in blocked:
+                return False
+            reason = unsupported_reason(graph.nodes[name], graph, options)
+            if reason:
+                refused[f"{graph.nodes[name].op}: {reason}"] += 1
+            return reason is None
+        refused.clear()
+        clusters = partition(graph, ok)
+        # A string or resource value cannot leave a fused op: keep its producer in TF and retry.
+        leaking = _nodes_with_unexportable_outputs(graph, clusters)
+        if not leaking:
+            break
+        blocked |= leaking
+    s.clusters = [c for c in clusters if _weight(graph, c) >= options.min_cluster_size]
+    s.report["not_fused"] = dict(sorted((k, v) for k, v in refused.items() if not k.startswith("Const")))
+    return bool(s.clusters)
+
+
+def fuse_pass(s: State):
+    fused = []
+    for i, cluster in enumerate(s.clusters):
+        op_types = collections.Counter(s.graph.nodes[m].op for m in cluster)
+        name = s.graph.unique_name(f"blade_cluster_{i}")
+        node = fuse.replace_cluster(s.graph, cluster, name, s.make_fused_node)
+        fused.append({"name": name, "op": node.op, "tf_ops": len(cluster), "op_types": dict(op_types)})
+    s.report["clusters"] = fused
+    return bool(fused)
+
+
+def prune_constants_pass(s: State):
+    fuse.prune_dead_constants(s.graph, keep={parse_ref(r)[0] for r in s.fetches})
+    return True
+
+
+PIPELINE = [
+    ("inline_calls", inline_pass),
+    ("refuse_training", refuse_training_pass),
+    ("cluster", cluster_pass),
+    ("fuse", fuse_pass),
+    ("prune_constants", prune_constants_pass),
+]
+
+
+def run_pipeline(graph_def, fetches, options: Options, make_fused_node, variable_shapes=None):
+    """Returns (rewritten GraphDef, report). Stops early when a pass finds nothing to do."""
+    s = State(graph_def=graph_def, fetches=list(fetches), options=options,
+              make_fused_node=make_fused_node, variable_shapes=dict(variable_shapes or {}))
+    for name, run in PIPELINE:
+        try:
+            go_on = run(s)
+        except Exception as e:
+            raise PassError(f"tf_blade pass '{name}' failed: {e}") from e
+        if not go_on:
+            break
+    if s.graph is None:
+        s.graph = from_graphdef(s.graph_def, s.variable_shapes)
+    s.report["tf_ops_after"] = _count_ops(s.graph)
+    s.report.setdefault("clusters", [])
+    return to_graphdef(s.graph), s.report
+
+
+def _count_ops(graph: Graph) -> int:
+    """Ops that do work: placeholders, constants and no-ops are not counted."""
+    return sum(1 for n in graph.nodes.values()
+               if n.op not in ("Placeholder", "Const", "NoOp", "BladeFusedCall", "PyFuncStateless"))
+
+
+def _weight(graph: Graph, cluster) -> int:
+    return sum(1 for name in cluster if graph.nodes[name].op not in ("Identity",))
+
+
+def _nodes_with_unexportable_outputs(graph: Graph, clusters):
+    leaking = set()
+    users = graph.consumers()
+    for cluster in clusters:
+        members = set(cluster)
+        for name in cluster:
+            node = graph.nodes[name]
+            outside = [graph.nodes[u] for u in users[name] if u not in members]
+            for j, dtype in enumerate(node.out_dtypes):
+                ref = make_ref(name, j)
+                if not supported(dtype) or dtype == STRING:
+                    if any(ref in u.inputs for u in outside):
+                        leaking.add(name)
+    return leaking

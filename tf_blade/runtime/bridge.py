@@ -1,0 +1,148 @@
+"""The two ways a fused node runs its kernel.
+
+native: a ``BladeFusedCall`` node (blade_op.cc). Its first run calls back into Python to compile
+        the spec; afterwards every call goes straight to the Numba entry point, without the GIL.
+numpy:  a ``PyFuncStateless`` node (what tf.numpy_function builds) calling the same kernel body;
+        ~20 us a call and holds the GIL, but needs no compiler. It lives only in this process.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+import numpy as np
+
+from ..codegen.dtypes import STRING, numpy_name
+from ..graph.ir import Node
+from ..kernels.errors import error_text, new_error_buffer
+from . import compiler
+
+log = logging.getLogger("tf_blade")
+_native = None
+_native_error = None
+_lock = threading.Lock()
+
+
+def native_bridge():
+    """The loaded native bridge, or None (with the reason in ``native_unavailable_reason()``)."""
+    global _native, _native_error
+    with _lock:
+        if _native is None and _native_error is None:
+            from . import native
+            try:
+                _native = native.load()
+                _native.set_compile_callback(_compile_entry)
+            except native.NativeBridgeUnavailable as e:
+                _native_error = str(e)
+                log.warning("tf_blade: native bridge unavailable, using numpy_function: %s", e)
+        return _native
+
+
+def native_unavailable_reason():
+    return _native_error
+
+
+def choose_bridge(requested: str | None) -> str:
+    requested = requested or os.environ.get("TF_BLADE_BRIDGE", "auto")
+    if requested not in ("auto", "native", "numpy"):
+        raise ValueError(f"bridge must be 'auto', 'native' or 'numpy', not {requested!r}")
+    if requested == "numpy":
+        return "numpy"
+    if native_bridge() is None:
+        if requested == "native":
+            raise RuntimeError(f"tf_blade: native bridge requested but unavailable: {_native_error}")
+        return "numpy"
+    return "native"
+
+
+def _compile_entry(spec_bytes: bytes, in_dtypes, in_ranks) -> int:
+    text = spec_bytes.decode()
+    module = compiler.load_kernel(text, native=True)
+    return module.entry.address
+
+
+def _out_meta(spec):
+    meta = []
+    for ref in spec["outputs"]:
+        if ref.startswith("in:"):
+            inp = spec["inputs"][int(ref[3:])]
+            meta.append((inp["dtype"], inp["rank"]))
+        else:
+            k, j = map(int, ref.split(":"))
+            meta.append(tuple(spec["nodes"][k]["outputs"][j]))
+    return meta
+
+
+def _attr(**kw):
+    from tensorflow.core.framework import attr_value_pb2
+    return attr_value_pb2.AttrValue(**kw)
+
+
+def _list_attr(**kw):
+    from tensorflow.core.framework import attr_value_pb2
+    return _attr(list=attr_value_pb2.AttrValue.ListValue(**kw))
+
+
+def native_node(name, spec, input_refs, output_refs) -> Node:
+    from ..passes.fuse import spec_text
+    text = spec_text(spec)
+    meta = _out_meta(spec)
+    tin = [inp["dtype"] for inp in spec["inputs"]]
+    tout = [d for d, _ in meta]
+    ranks = [r for _, r in meta]
+    key = compiler.spec_key(text)
+    raw = {"Tin": _list_attr(type=tin), "Tout": _list_attr(type=tout), "out_ranks": _list_attr(i=ranks),
+           "cluster": _attr(s=text.encode()), "cluster_key": _attr(s=key.encode())}
+    return Node(name=name, op="BladeFusedCall", inputs=list(input_refs), control_inputs=[],
+                attrs={"Tin": tin, "Tout": tout, "out_ranks": ranks, "cluster_key": key},
+                raw_attrs=raw, out_dtypes=tout, out_ranks=ranks)
+
+
+class NumpyKernel:
+    """The Python callable a PyFuncStateless node runs: NumPy arrays in, NumPy arrays out."""
+
+    def __init__(self, spec):
+        from ..passes.fuse import spec_text
+        self.text = spec_text(spec)
+        self.inputs = spec["inputs"]
+        self.out_meta = _out_meta(spec)
+        self.module = None
+
+    def __call__(self, *arrays):
+        import tensorflow as tf
+        if self.module is None:
+            self.module = compiler.load_kernel(self.text, native=False)
+        args = []
+        for a, inp in zip(arrays, self.inputs):
+            if inp["dtype"] == STRING:
+                args += _string_pool(a)
+            else:
+                args.append(np.ascontiguousarray(a).reshape(a.shape or (1,)))
+        err = new_error_buffer()
+        outs = self.module.body(*args, err)
+        if err[0]:
+            raise tf.errors.InvalidArgumentError(None, None, error_text(err))
+        return [o.reshape(()) if rank == 0 else o for o, (_, rank) in zip(outs, self.out_meta)]
+
+
+def _string_pool(a):
+    flat = [x if isinstance(x, bytes) else str(x).encode() for x in np.asarray(a, dtype=object).ravel()]
+    offsets = np.zeros(len(flat) + 1, np.int64)
+    np.cumsum([len(x) for x in flat], out=offsets[1:])
+    data = np.frombuffer(b"".join(flat), np.uint8) if offsets[-1] else np.zeros(0, np.uint8)
+    ids = np.arange(len(flat), dtype=np.int64).reshape(a.shape or (1,))
+    return [ids, offsets, data]
+
+
+def numpy_node(name, spec, input_refs, output_refs, keep_alive: list) -> Node:
+    from tensorflow.python.ops import script_ops
+    kernel = NumpyKernel(spec)
+    keep_alive.append(kernel)  # the py-func registry holds only a weak reference
+    token = script_ops._py_funcs.insert(kernel)
+    tin = [inp["dtype"] for inp in spec["inputs"]]
+    tout = [d for d, _ in kernel.out_meta]
+    raw = {"token": _attr(s=token.encode()), "Tin": _list_attr(type=tin), "Tout": _list_attr(type=tout)}
+    return Node(name=name, op="PyFuncStateless", inputs=list(input_refs), control_inputs=[],
+                attrs={"Tin": tin, "Tout": tout}, raw_attrs=raw,
+                out_dtypes=tout, out_ranks=[r for _, r in kernel.out_meta])

@@ -1,0 +1,67 @@
+"""Cluster spec -> compiled kernel module, cached in memory and on disk.
+
+Generated source is written to ``<cache>/kernels/<numba version>/k_<key>.py`` (Numba can only
+cache functions that live in a real file) and imported; ``cache=True`` then lets Numba reload the
+machine code from that file's ``__pycache__`` in later processes. A spec fixes its input dtypes
+and ranks, never shapes, so one compile serves every batch size.
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import tempfile
+import threading
+
+import numba
+
+from ..codegen.generate import generate
+from .cache import cache_root
+
+_modules = {}
+_lock = threading.RLock()
+compile_count = 0   # kernels generated and loaded in this process (tests count recompiles)
+
+
+def spec_key(spec_text: str) -> str:
+    return hashlib.sha256(spec_text.encode()).hexdigest()[:20]
+
+
+def load_kernel(spec_text: str, native: bool = True):
+    """Returns the generated module for ``spec_text``; ``native`` also builds its C entry."""
+    global compile_count
+    key = spec_key(spec_text) + ("n" if native else "p")
+    with _lock:
+        module = _modules.get(key)
+        if module is None:
+            spec = json.loads(spec_text)
+            path = _write_source(key, generate(spec, native=native))
+            module = _import(f"tf_blade_kernel_{key}", path)
+            _modules[key] = module
+            compile_count += 1
+        return module
+
+
+def _write_source(key: str, source: str) -> str:
+    folder = os.path.join(cache_root(), "kernels", f"numba-{numba.__version__}")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, f"k_{key}.py")
+    try:
+        with open(path) as f:
+            if f.read() == source:
+                return path  # unchanged: keep its mtime so Numba's disk cache stays valid
+    except OSError:
+        pass
+    fd, tmp = tempfile.mkstemp(suffix=".py.tmp", dir=folder)
+    with os.fdopen(fd, "w") as f:
+        f.write(source)
+    os.replace(tmp, path)
+    return path
+
+
+def _import(name: str, path: str):
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
