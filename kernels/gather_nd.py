@@ -39,5 +39,6 @@ def gather_nd(params, indices, err):
                 set_error(err, "indices[" + str(i) + "] = " + str(v) + " does not index into param shape at dimension " + str(d) + " of size " + str(p.shape[d]))
                 return out[:0], shape
             flat = flat * p.shape[d] + v
-        out[i, :] = src[flat, :]
+        for c in range(inner):
+            out[i, c] = src[flat, c]
     return out, shape

@@ -52,14 +52,21 @@ def sparse_reshape(indices, input_shape, new_shape, err):
     if product != dense_size:
         set_error(err, "Input to reshape is a tensor with " + str(dense_size) + " dense values, but the requested shape has " + str(product) + ". inputShape=" + str(input_shape) + " outputShape=" + str(out_shape))
         return out_idx[:0], out_shape
+    same = in_rank == out_rank
+    for d in range(min(in_rank, out_rank)):
+        same = same and input_shape[d] == out_shape[d]
+    for i in range(nnz):
+        for d in range(in_rank):
+            if indices[i, d] < 0 or indices[i, d] >= input_shape[d]:
+                set_error(err, "SparseReshape: index " + str(i) + " is out of bounds of the input shape")
+                return out_idx[:0], out_shape
+    if same:  # feature columns reshape [B, k] to [B, k]: nothing moves
+        out_idx[:, :] = indices
+        return out_idx, out_shape
     for i in range(nnz):
         lin = 0
         for d in range(in_rank):
-            v = indices[i, d]
-            if v < 0 or v >= input_shape[d]:
-                set_error(err, "SparseReshape: index " + str(i) + " is out of bounds of the input shape")
-                return out_idx[:0], out_shape
-            lin = lin * input_shape[d] + v
+            lin = lin * input_shape[d] + indices[i, d]
         for d in range(out_rank - 1, -1, -1):
             out_idx[i, d] = lin % out_shape[d]
             lin //= out_shape[d]

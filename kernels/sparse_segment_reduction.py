@@ -14,41 +14,45 @@ SUM, MEAN, SQRTN = 0, 1, 2
 
 
 @njit(cache=True, nogil=True)
-def _reduce_segment(data, indices, start, num, mode, out_row, tmp):
-    out_row[:] = data[indices[start]]
+def _reduce_segment(data, indices, start, num, mode, out, seg, tmp, scalar):
+    """out[seg] = reduction of data[indices[start:start+num]], in TF's order (see module doc)."""
+    width = data.shape[1]
+    first = indices[start]
+    for c in range(width):
+        out[seg, c] = data[first, c]
     if num == 1:
         return
     r = num & 7
     if r < 2:
         r += 8
     for k in range(1, r):
-        out_row += data[indices[start + k]]
-    one = _scalar_like(out_row, 1.0)
-    count = _scalar_like(out_row, num)
-    root = _scalar_like(out_row, np.sqrt(np.float64(num)))
+        row = indices[start + k]
+        for c in range(width):
+            out[seg, c] += data[row, c]
+    # ``scalar`` is a 1-element array of the data's dtype: it rounds n and sqrt(n) to that precision
+    # the way TF's static_cast<T> does, without a per-segment allocation.
     if num < 10:
-        if mode == MEAN:
-            out_row *= one / count
-        elif mode == SQRTN:
-            out_row *= one / root
+        if mode == SUM:
+            return
+        scalar[0] = num if mode == MEAN else np.sqrt(np.float64(num))
+        scalar[0] = 1 / scalar[0]
+        for c in range(width):
+            out[seg, c] *= scalar[0]
         return
     for b in range(r, num, 8):
-        tmp[:] = data[indices[start + b]]
+        for c in range(width):
+            tmp[c] = data[indices[start + b], c]
         for k in range(1, 8):
-            tmp += data[indices[start + b + k]]
-        out_row += tmp
-    if mode == MEAN:
-        out_row /= count
-    elif mode == SQRTN:
-        out_row /= root
-
-
-@njit(cache=True, nogil=True)
-def _scalar_like(row, value):
-    """``value`` converted to the row's dtype (Numba would otherwise compute in float64)."""
-    v = np.empty(1, row.dtype)
-    v[0] = value
-    return v[0]
+            row = indices[start + b + k]
+            for c in range(width):
+                tmp[c] += data[row, c]
+        for c in range(width):
+            out[seg, c] += tmp[c]
+    if mode == SUM:
+        return
+    scalar[0] = num if mode == MEAN else np.sqrt(np.float64(num))
+    for c in range(width):
+        out[seg, c] /= scalar[0]
 
 
 @njit(cache=True, nogil=True)
@@ -86,6 +90,7 @@ def sparse_segment_reduce(data, indices, segment_ids, num_segments, mode, err):
             return empty
     out = np.zeros((num_segments, width), d.dtype)
     tmp = np.empty(width, d.dtype)
+    scalar = np.empty(1, d.dtype)
     start = 0
     while start < n:
         seg = segment_ids[start]
@@ -93,6 +98,6 @@ def sparse_segment_reduce(data, indices, segment_ids, num_segments, mode, err):
         while end < n and segment_ids[end] == seg:
             end += 1
         num = end - start
-        _reduce_segment(flat, indices, start, num, mode, out[seg], tmp)
+        _reduce_segment(flat, indices, start, num, mode, out, seg, tmp, scalar)
         start = end
     return out

@@ -11,15 +11,19 @@ def where(x, rank):
         if flat[i]:
             count += 1
     out = np.empty((count, rank), np.int64)
-    dims = np.empty(rank, np.int64)
-    for d in range(rank):
-        dims[d] = x.shape[d]
+    # Walk a multi-index counter alongside the flat position: no division per element.
+    coord = np.zeros(rank, np.int64)
     row = 0
     for i in range(flat.shape[0]):
         if flat[i]:
-            rem = i
-            for d in range(rank - 1, -1, -1):
-                out[row, d] = rem % dims[d]
-                rem //= dims[d]
+            for d in range(rank):
+                out[row, d] = coord[d]
             row += 1
+        d = rank - 1
+        while d >= 0:
+            coord[d] += 1
+            if coord[d] < x.shape[d]:
+                break
+            coord[d] = 0
+            d -= 1
     return out

@@ -1,0 +1,68 @@
+"""The bundled example recommendation models, built from synthetic data (no downloads).
+
+criteo_feature_model: N categorical string columns (Criteo-like), each
+``embedding_column(categorical_column_with_hash_bucket(...), dim, combiner)`` under a
+tf_keras DenseFeatures layer; every column is a dense [batch, max_ids] string input padded with
+"" (feature columns drop "" as missing), so rows carry 0..max_ids ids.
+"""
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+
+# Criteo-scale hash bucket sizes, 20 .. 300,000 (the real dataset's cardinalities, capped).
+CRITEO_BUCKETS = [1460, 583, 300000, 300000, 305, 24, 12517, 633, 3, 93145, 5683, 300000, 3194,
+                  27, 14992, 300000, 10, 5652, 2173, 4, 300000, 18, 15, 286181, 105, 142572]
+
+
+def column_names(n_columns):
+    return [f"C{i + 1}" for i in range(n_columns)]
+
+
+def criteo_feature_model(n_columns=26, dim=16, combiner="mean", dtype=tf.string, seed=0):
+    """A tf.Module whose ``serve`` signature maps {C1..Cn: [batch, k] ids} -> {"features": [batch, n*dim]}."""
+    import tf_keras
+
+    fc = tf.feature_column
+    tf.random.set_seed(seed)
+    columns = []
+    for i, name in enumerate(column_names(n_columns)):
+        buckets = CRITEO_BUCKETS[i % len(CRITEO_BUCKETS)]
+        cat = fc.categorical_column_with_hash_bucket(name, buckets, dtype=dtype)
+        columns.append(fc.embedding_column(cat, dim, combiner=combiner))
+    layer = tf_keras.layers.DenseFeatures(columns)
+    module = tf.Module()
+    module.layer = layer
+    specs = [tf.TensorSpec([None, None], dtype, name=name) for name in column_names(n_columns)]
+
+    def serve(*features):
+        return {"features": layer(dict(zip(column_names(n_columns), features)))}
+
+    import inspect
+    serve.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in column_names(n_columns)])
+    module.serve = tf.function(serve, input_signature=specs)
+    module.serve.get_concrete_function()  # builds the layer's variables
+    return module
+
+
+def synthetic_batch(batch, n_columns=26, max_ids=4, empty_fraction=0.05, dtype=tf.string, seed=0):
+    """{C1..Cn: [batch, max_ids]} with 1..max_ids ids per row (~empty_fraction rows empty).
+
+    Ids repeat (Zipf-like) as real categorical traffic does; padding is "" (or -1 for ints).
+    """
+    rng = np.random.default_rng(seed)
+    out = {}
+    for name in column_names(n_columns):
+        counts = rng.integers(1, max_ids + 1, size=batch)
+        counts[rng.random(batch) < empty_fraction] = 0
+        ids = rng.zipf(1.3, size=(batch, max_ids)) % 1_000_000
+        mask = np.arange(max_ids)[None, :] < counts[:, None]
+        if dtype == tf.string:
+            values = np.char.add(f"{name}_", ids.astype(str)).astype(object)
+            values[~mask] = b""
+            out[name] = np.array([[v.encode() if isinstance(v, str) else v for v in row]
+                                  for row in values], dtype=object).reshape(batch, max_ids)
+        else:
+            out[name] = np.where(mask, ids, -1).astype(np.int64)
+    return out
