@@ -38,13 +38,16 @@ def disabled() -> bool:
 
 
 def optimize(model, output_dir=None, *, bridge=None, min_cluster_size=2, allow_ops=None,
-             deny_ops=()):
-    """Optimizes a SavedModel directory, tf.Module, tf.function or ConcreteFunction.
+             deny_ops=(), inputs=None, outputs=None):
+    """Optimizes a SavedModel directory, tf.Module, tf.function, ConcreteFunction or GraphDef
+    (a GraphDef needs ``inputs`` and ``outputs``: tensor names such as "x:0").
 
     Returns an OptimizedModel; with ``output_dir`` also writes an optimized SavedModel there
     (loadable after ``import tf_blade``). ``bridge``: "native", "numpy" or "auto" (default, or
     the TF_BLADE_BRIDGE environment variable).
     """
+    if isinstance(model, tf.compat.v1.GraphDef):
+        model = _graph_def_function(model, inputs, outputs)
     options = Options(min_cluster_size=min_cluster_size,
                       allow_ops=frozenset(allow_ops) if allow_ops is not None else None,
                       deny_ops=frozenset(deny_ops))
@@ -134,6 +137,16 @@ def _concrete_functions(model):
         return model, functions
     raise TypeError(f"optimize() takes a SavedModel path, tf.Module, tf.function or "
                     f"ConcreteFunction, not {type(model).__name__}")
+
+
+def _graph_def_function(graph_def, inputs, outputs):
+    if not inputs or not outputs:
+        raise ValueError("optimize(graph_def) needs inputs=[...] and outputs=[...] tensor names")
+    wrapped = tf.compat.v1.wrap_function(
+        lambda: tf.graph_util.import_graph_def(graph_def, name=""), [])
+    graph = wrapped.graph
+    return wrapped.prune([graph.get_tensor_by_name(n) for n in inputs],
+                         [graph.get_tensor_by_name(n) for n in outputs])
 
 
 def _traced(fn, name):

@@ -1,68 +1,128 @@
 """Cluster spec -> Python/Numba source of one kernel module.
 
-The module defines ``body(inputs..., err)``, an ``@njit`` function composed from the per-op
-kernels in ``tf_blade.kernels`` in the cluster's topological order, and ``entry``, the C-callable
-function the native op calls (see ``tf_blade/runtime/abi.py`` for its ABI).
+The module has one ``@njit`` function per distinct part template (see parts.py), composed from
+the per-op kernels in ``tf_blade.kernels``; ``body(inputs..., err)`` calls the parts in order;
+``entry`` is the C-callable function the native op calls (ABI in ``tf_blade/runtime/abi.py``).
 """
 from __future__ import annotations
 
+import hashlib
 from typing import Dict, List
 
 from .dtypes import numpy_name
 from .emitter import Emitter, Value, empty_expr
+from .parts import Part, decompose
 from .registry import load_all
 
 
 class SpecNode:
     """One node of a cluster spec, read-only, as the lowerings see it."""
 
-    def __init__(self, raw: dict):
+    def __init__(self, raw: dict, runtime_params: Dict[str, str] = None):
         self.name = raw["name"]
         self.op = raw["op"]
-        self.attrs = raw["attrs"]
+        self.attrs = dict(raw["attrs"], **(runtime_params or {}))
         self.out_dtypes = [numpy_name(d) for d, _ in raw["outputs"]]
         self.out_ranks = [r for _, r in raw["outputs"]]
 
 
-def generate(spec: dict, native: bool = True) -> str:
+def _meta(spec, ref):
+    if ref.startswith("in:"):
+        inp = spec["inputs"][int(ref[3:])]
+        return numpy_name(inp["dtype"]), inp["rank"]
+    k, j = map(int, ref.split(":"))
+    dtype, rank = spec["nodes"][k]["outputs"][j]
+    return numpy_name(dtype), rank
+
+
+def _vars(v: Value) -> List[str]:
+    return [v.var, v.off, v.dat] if v.is_string else [v.var]
+
+
+def _empty(dtype, rank) -> str:
+    if dtype == "string":
+        return f"{empty_expr('int64', rank)}, np.zeros(1, np.int64), np.zeros(0, np.uint8)"
+    return empty_expr(dtype, rank)
+
+
+def _emit_part(spec, part: Part, name: str, em: Emitter, lowerings) -> List[str]:
+    """The template function of ``part``; returns its source lines."""
+    values: Dict[str, Value] = {}
+    params: List[str] = []
+    for i, ref in enumerate(part.inputs):
+        dtype, rank = _meta(spec, ref)
+        values[ref] = Value(f"p{i}", dtype, rank)
+        params += _vars(values[ref])
+    runtime_params = []
+    em.lines, em.fail_expr = [], "(" + "".join(_empty(*_meta(spec, r)) + ", " for r in part.outputs) + ")"
+    for k in part.nodes:
+        raw = spec["nodes"][k]
+        low = lowerings[raw["op"]]
+        rt = {}
+        for attr in getattr(low, "runtime_attrs", ()):
+            rt[attr] = f"r{len(runtime_params)}"
+            runtime_params.append(rt[attr])
+        node = SpecNode(raw, rt)
+        em.node_name = node.op
+        em.line(f"# {node.op}")
+        results = low.emit(node, [values[r] for r in raw["inputs"]], em)
+        for j, res in enumerate(results):
+            values[f"{k}:{j}"] = res if isinstance(res, Value) else Value(res, node.out_dtypes[j], node.out_ranks[j])
+    returns = "".join(f"np.ascontiguousarray({x}), " for r in part.outputs for x in _vars(values[r]))
+    return (["", "", "@njit(cache=True, nogil=True)", f"def {name}({', '.join(params + runtime_params + ['err'])}):"]
+            + ["    " + line for line in em.lines] + [f"    return ({returns})"])
+
+
+def generate(spec: dict) -> str:
     lowerings = load_all()
     em = Emitter()
     em.kernel("errors", "set_error")
-    out_meta = [_meta(spec, ref) for ref in spec["outputs"]]
-    em.fail_expr = "(" + "".join(empty_expr(d, r) + ", " for d, r in out_meta) + ")"
+    parts = decompose(spec)
+    templates: Dict[str, str] = {}
+    functions: List[str] = []
+    for part in parts:
+        if part.key not in templates:
+            templates[part.key] = "part_" + hashlib.sha256(part.key.encode()).hexdigest()[:10]
+            functions += _emit_part(spec, part, templates[part.key], em, lowerings)
 
+    out_meta = [_meta(spec, ref) for ref in spec["outputs"]]
+    fail = "(" + "".join(empty_expr(d, r) + ", " for d, r in out_meta) + ")"
     values: Dict[str, Value] = {}
     params: List[str] = []
     for i, inp in enumerate(spec["inputs"]):
-        v = Value(f"a{i}", numpy_name(inp["dtype"]), inp["rank"])
-        params += [v.var, v.off, v.dat] if v.is_string else [v.var]
-        values[f"in:{i}"] = v
-    for k, raw in enumerate(spec["nodes"]):
-        node = SpecNode(raw)
-        em.node_name = node.name
-        em.line(f"# {node.op}: {node.name}")
-        results = lowerings[node.op].emit(node, [values[r] for r in raw["inputs"]], em)
-        for j, res in enumerate(results):
-            values[f"{k}:{j}"] = res if isinstance(res, Value) else Value(
-                res, node.out_dtypes[j], node.out_ranks[j])
-
-    returns = "".join(f"np.ascontiguousarray({values[ref].var}), " for ref in spec["outputs"])
+        values[f"in:{i}"] = Value(f"a{i}", numpy_name(inp["dtype"]), inp["rank"])
+        params += _vars(values[f"in:{i}"])
+    lines = []
+    for n, part in enumerate(parts):
+        args = [x for ref in part.inputs for x in _vars(values[ref])]
+        for k in part.nodes:
+            raw = spec["nodes"][k]
+            args += [repr(raw["attrs"][a]) for a in getattr(lowerings[raw["op"]], "runtime_attrs", ())]
+        lines += [f"r{n} = {templates[part.key]}({', '.join(args + ['err'])})",
+                  "if err[0] != 0:",
+                  f"    k_errors.add_context(err, {spec['nodes'][part.nodes[-1]]['name']!r})",
+                  f"    return {fail}"]
+        at = 0
+        for ref in part.outputs:
+            dtype, rank = _meta(spec, ref)
+            v = Value(f"v{n}_{at}", dtype, rank)
+            values[ref] = v
+            for x in _vars(v):
+                lines.append(f"{x} = r{n}[{at}]")
+                at += 1
+    returns = "".join(f"{values[ref].var}, " for ref in spec["outputs"])
     src = [
         "# Generated by tf_blade from a cluster spec; safe to delete (it is regenerated).",
         "import numpy as np",
         "from numba import njit",
     ]
     src += [f"from tf_blade.kernels import {m} as {alias}" for m, alias in sorted(em.kernel_modules.items())]
-    src += [""] + em.globals + ["", "",
+    src += [""] + em.globals + functions + ["", "",
             "@njit(cache=True, nogil=True)",
             f"def body({', '.join(params + ['err'])}):"]
-    src += ["    " + line for line in em.lines]
-    src += [f"    return ({returns})", ""]
-    if native:
-        src += _native_entry(spec, out_meta)
+    src += ["    " + line for line in lines] + [f"    return ({returns})", ""]
+    src += _native_entry(spec, out_meta)
     return "\n".join(src)
-
-
 def _native_entry(spec, out_meta) -> List[str]:
     """The C-callable wrapper: raw pointers -> arrays, body(), outputs into TF-allocated tensors."""
     lines = [
@@ -112,12 +172,3 @@ def _native_entry(spec, out_meta) -> List[str]:
         ]
     lines += ["    return 0", ""]
     return lines
-
-
-def _meta(spec, ref):
-    if ref.startswith("in:"):
-        inp = spec["inputs"][int(ref[3:])]
-        return numpy_name(inp["dtype"]), inp["rank"]
-    k, j = ref.split(":")
-    dtype, rank = spec["nodes"][int(k)]["outputs"][int(j)]
-    return numpy_name(dtype), rank

@@ -12,8 +12,7 @@ class Lowering:
     ``check`` runs at clustering time on the graph model and returns why a node cannot be fused
     (or None); ``emit`` runs at compile time on the cluster spec and returns the output variables.
     """
-    may_fail = False          # emit() calls a kernel that may reject its input
-    const_inputs = ()         # input positions that must be compile-time constants
+    runtime_attrs = ()        # attrs passed as runtime parameters, not baked into the template
 
     def check(self, node, graph) -> Optional[str]:
         return None

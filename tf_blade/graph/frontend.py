@@ -32,15 +32,22 @@ def function_io(cf):
     """(input placeholders, their public names, output tensors) of a concrete function."""
     n_user = len(cf.inputs) - len(cf.captured_inputs)
     placeholders = cf.inputs[:n_user]
-    specs = [s for s in tf.nest.flatten(cf.structured_input_signature, expand_composites=True)
-             if isinstance(s, tf.TensorSpec)]
+    args, kwargs = cf.structured_input_signature
+    # A signature's keywords are its public input names; positional inputs use their specs' names.
+    labelled = [(s.name, s) for s in tf.nest.flatten(args, expand_composites=True)]
+    labelled += [(key if isinstance(kwargs[key], tf.TensorSpec) else s.name, s)
+                 for key in sorted(kwargs) for s in tf.nest.flatten(kwargs[key], expand_composites=True)]
+    labels = [label for label, s in labelled if isinstance(s, tf.TensorSpec)]
     names = []
     for i, ph in enumerate(placeholders):
-        name = specs[i].name if i < len(specs) and specs[i].name else ph.op.name
+        name = labels[i] if i < len(labels) and labels[i] else ph.op.name
         names.append(_identifier(name, i, names))
-    outputs = [t for t in tf.nest.flatten(cf.structured_outputs, expand_composites=True)
-               if isinstance(t, tf.Tensor)]
-    return placeholders, names, outputs
+    return placeholders, names, list(cf.outputs)
+
+
+def _is_output_slot(x):
+    # A traced function's structure holds graph tensors; a loaded signature's holds TensorSpecs.
+    return isinstance(x, (tf.Tensor, tf.TensorSpec))
 
 
 def _identifier(name, i, taken):
@@ -82,8 +89,9 @@ def rebuild(cf, graph_def, variables):
         outs = tf.graph_util.import_graph_def(graph_def, input_map=input_map,
                                               return_elements=fetches, name="blade")
         flat = iter(outs)
-        return tf.nest.map_structure(
-            lambda t: next(flat) if isinstance(t, tf.Tensor) else t, structure, expand_composites=True)
+        slots = [next(flat) if _is_output_slot(x) else x
+                 for x in tf.nest.flatten(structure, expand_composites=True)]
+        return tf.nest.pack_sequence_as(structure, slots, expand_composites=True)
 
     # Real parameter names, so the function is callable with the original keywords.
     body.__signature__ = inspect.Signature(

@@ -58,7 +58,7 @@ def choose_bridge(requested: str | None) -> str:
 
 def _compile_entry(spec_bytes: bytes, in_dtypes, in_ranks) -> int:
     text = spec_bytes.decode()
-    module = compiler.load_kernel(text, native=True)
+    module = compiler.load_kernel(text)
     return module.entry.address
 
 
@@ -110,9 +110,8 @@ class NumpyKernel:
         self.module = None
 
     def __call__(self, *arrays):
-        import tensorflow as tf
         if self.module is None:
-            self.module = compiler.load_kernel(self.text, native=False)
+            self.module = compiler.load_kernel(self.text)
         args = []
         for a, inp in zip(arrays, self.inputs):
             if inp["dtype"] == STRING:
@@ -122,7 +121,7 @@ class NumpyKernel:
         err = new_error_buffer()
         outs = self.module.body(*args, err)
         if err[0]:
-            raise tf.errors.InvalidArgumentError(None, None, error_text(err))
+            raise ValueError(error_text(err))  # py_func reports ValueError as InvalidArgument
         return [o.reshape(()) if rank == 0 else o for o, (_, rank) in zip(outs, self.out_meta)]
 
 

@@ -11,6 +11,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import sys
 import tempfile
 import threading
 
@@ -28,15 +29,15 @@ def spec_key(spec_text: str) -> str:
     return hashlib.sha256(spec_text.encode()).hexdigest()[:20]
 
 
-def load_kernel(spec_text: str, native: bool = True):
-    """Returns the generated module for ``spec_text``; ``native`` also builds its C entry."""
+def load_kernel(spec_text: str):
+    """Returns the generated module for ``spec_text``: ``body`` for NumPy, ``entry`` for C."""
     global compile_count
-    key = spec_key(spec_text) + ("n" if native else "p")
+    key = spec_key(spec_text)
     with _lock:
         module = _modules.get(key)
         if module is None:
             spec = json.loads(spec_text)
-            path = _write_source(key, generate(spec, native=native))
+            path = _write_source(key, generate(spec))
             module = _import(f"tf_blade_kernel_{key}", path)
             _modules[key] = module
             compile_count += 1
@@ -63,5 +64,7 @@ def _write_source(key: str, source: str) -> str:
 def _import(name: str, path: str):
     spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    # Registered before it runs: Numba's disk cache refers to the parts by module name.
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module

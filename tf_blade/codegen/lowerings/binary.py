@@ -11,8 +11,6 @@ _SYMBOL = {
 
 @lowering(*_SYMBOL)
 class BinaryLowering(Lowering):
-    may_fail = True
-
     def check(self, node, graph):
         if any(graph.rank_of(r) is None for r in node.inputs):
             return "input rank unknown"

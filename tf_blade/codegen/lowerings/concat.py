@@ -5,8 +5,6 @@ from ._common import const_input, numeric_only
 
 @lowering("ConcatV2")
 class ConcatLowering(Lowering):
-    may_fail = True
-
     def check(self, node, graph):
         if any(graph.rank_of(r) in (None, 0) for r in node.inputs[:-1]):
             return "input rank unknown"

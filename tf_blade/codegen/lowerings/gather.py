@@ -5,8 +5,6 @@ from ._common import const_input
 
 @lowering("GatherV2", "ResourceGather")
 class GatherLowering(Lowering):
-    may_fail = True
-
     def check(self, node, graph):
         if node.attrs.get("batch_dims", 0) != 0:
             return "batch_dims != 0"

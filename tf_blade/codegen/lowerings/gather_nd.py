@@ -4,8 +4,6 @@ from ..registry import Lowering, lowering
 
 @lowering("GatherNd")
 class GatherNdLowering(Lowering):
-    may_fail = True
-
     def check(self, node, graph):
         if graph.rank_of(node.inputs[0]) is None or graph.rank_of(node.inputs[1]) is None:
             return "input rank unknown"

@@ -5,8 +5,6 @@ from ._common import numeric_only
 
 @lowering("Pack")
 class PackLowering(Lowering):
-    may_fail = True
-
     def check(self, node, graph):
         ranks = {graph.rank_of(r) for r in node.inputs}
         if node.attrs.get("axis", 0) != 0 or not ranks <= {0, 1}:

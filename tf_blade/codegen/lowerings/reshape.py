@@ -4,8 +4,6 @@ from ..registry import Lowering, lowering
 
 @lowering("Reshape")
 class ReshapeLowering(Lowering):
-    may_fail = True
-
     def check(self, node, graph):
         if graph.rank_of(node.inputs[1]) != 1 or node.out_ranks[0] is None:
             return "target shape length unknown"
@@ -23,8 +21,6 @@ class ReshapeLowering(Lowering):
 
 @lowering("ExpandDims")
 class ExpandDimsLowering(Lowering):
-    may_fail = True
-
     def check(self, node, graph):
         return None if node.out_ranks[0] is not None else "rank unknown"
 

@@ -5,8 +5,6 @@ from ._common import numeric_only
 
 @lowering("Select", "SelectV2")
 class SelectLowering(Lowering):
-    may_fail = True
-
     def check(self, node, graph):
         if any(graph.rank_of(r) is None for r in node.inputs):
             return "input rank unknown"

@@ -4,8 +4,6 @@ from ..registry import Lowering, lowering
 
 @lowering("Slice")
 class SliceLowering(Lowering):
-    may_fail = True
-
     def check(self, node, graph):
         if graph.rank_of(node.inputs[0]) not in (1, 2):
             return "only ranks 1 and 2"

@@ -5,8 +5,6 @@ from ._common import numeric_only
 
 @lowering("SparseFillEmptyRows")
 class SparseFillEmptyRowsLowering(Lowering):
-    may_fail = True
-
     def check(self, node, graph):
         return numeric_only(node, graph)
 

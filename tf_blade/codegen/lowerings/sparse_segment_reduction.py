@@ -8,8 +8,6 @@ _OPS = [f"SparseSegment{m}{s}" for m in _MODE for s in ("", "WithNumSegments")]
 
 @lowering(*_OPS)
 class SparseSegmentReductionLowering(Lowering):
-    may_fail = True
-
     def check(self, node, graph):
         if node.out_dtypes[0] not in FLOAT:
             return "only float32/float64 data"

@@ -23,6 +23,7 @@ class AsStringLowering(Lowering):
 
 @lowering("StringToHashBucketFast")
 class StringToHashBucketFastLowering(Lowering):
+    runtime_attrs = ("num_buckets",)  # a parameter: columns differing only here share a template
     def check(self, node, graph):
         if graph.dtype_of(node.inputs[0]) != STRING:
             return "input must be strings"

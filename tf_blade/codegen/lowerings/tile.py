@@ -4,8 +4,6 @@ from ..registry import Lowering, lowering
 
 @lowering("Tile")
 class TileLowering(Lowering):
-    may_fail = True
-
     def check(self, node, graph):
         return None if graph.rank_of(node.inputs[0]) in (1, 2) else "only ranks 1 and 2"
 

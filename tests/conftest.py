@@ -1,0 +1,77 @@
+"""Shared builders: small feature-column models and random batches with the awkward cases."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+FC = tf.feature_column
+
+# (name, dtype, input kind, combiner): every variant the spine must handle, in one model.
+COLUMNS = [
+    ("s_sparse_mean", tf.string, "sparse", "mean"),
+    ("s_dense_sum", tf.string, "dense", "sum"),
+    ("i_sparse_sqrtn", tf.int64, "sparse", "sqrtn"),
+    ("i_dense_mean", tf.int64, "dense", "mean"),
+]
+BUCKETS = 1000
+DIM = 8
+
+
+def feature_columns():
+    return [FC.embedding_column(FC.categorical_column_with_hash_bucket(name, BUCKETS, dtype=dtype),
+                                DIM, combiner=combiner)
+            for name, dtype, _, combiner in COLUMNS]
+
+
+def input_specs():
+    specs = {}
+    for name, dtype, kind, _ in COLUMNS:
+        specs[name] = (tf.SparseTensorSpec([None, None], dtype) if kind == "sparse"
+                       else tf.TensorSpec([None, 1], dtype))
+    return specs
+
+
+def dense_features_function():
+    import tf_keras
+    layer = tf_keras.layers.DenseFeatures(feature_columns())
+    fn = tf.function(lambda x: layer(x), input_signature=[input_specs()])
+    fn.get_concrete_function()
+    return fn, layer
+
+
+def random_batch(batch, rng, max_ids=5, empty_fraction=0.2, huge=False):
+    """Rows with 0..max_ids ids, duplicates within rows, unsorted sparse columns, huge int ids."""
+    out = {}
+    for name, dtype, kind, _ in COLUMNS:
+        counts = rng.integers(0, max_ids + 1, size=batch) if kind == "sparse" else np.ones(batch, int)
+        counts[rng.random(batch) < empty_fraction] = 0
+        n = int(counts.sum())
+        if dtype == tf.string:
+            pool = np.array([b"", b"a", "\u00e9t\u00e9".encode(), b"x" * 100, b"id_7", b"id_7"], dtype=object)
+            values = rng.choice(pool[1:], size=n) if n else np.zeros(0, object)
+            missing = b""
+        else:
+            values = rng.integers(-5, 50, size=n)
+            if huge:  # ids near int64's limits, where a sloppy decimal formatter would break
+                near = rng.random(n) < 0.5
+                values[near] = np.where(rng.random(int(near.sum())) < 0.5, 2**63 - 1, -2**63)
+            missing = -1
+        if kind == "sparse":
+            rows = np.repeat(np.arange(batch), counts)
+            cols = np.concatenate([np.arange(c) for c in counts]) if n else np.zeros(0, int)
+            width = max(int(counts.max()) if batch else 0, 1)
+            out[name] = tf.SparseTensor(np.stack([rows, cols], 1).astype(np.int64).reshape(-1, 2),
+                                        tf.constant(values, dtype=dtype), [batch, width])
+        else:
+            dense = np.full((batch, 1), missing, dtype=object if dtype == tf.string else np.int64)
+            dense[counts > 0, 0] = values
+            out[name] = tf.constant(dense, dtype=dtype)
+    return out
+
+
+def flat_inputs(batch):
+    return tf.nest.flatten(batch, expand_composites=True)
+
+
+@pytest.fixture(scope="session")
+def rng():
+    return np.random.default_rng()

@@ -1,0 +1,126 @@
+"""The spine end to end: optimized feature-column models give TF's results, bit for bit."""
+import collections
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tf_blade
+from tf_blade.runtime import compiler
+
+from conftest import COLUMNS, dense_features_function, flat_inputs, random_batch
+
+FEATURE_COLUMN_OPS = {
+    "AsString", "StringToHashBucketFast", "NotEqual", "Where", "GatherNd", "SparseReshape",
+    "GreaterEqual", "GatherV2", "SparseFillEmptyRows", "Unique", "ResourceGather",
+    "SparseSegmentMean", "SparseSegmentSum", "SparseSegmentSqrtN", "Tile", "ZerosLike", "Select",
+}
+
+
+def op_counts(concrete_function):
+    """Op types in a function's graph and every function it calls."""
+    gd = concrete_function.graph.as_graph_def()
+    counts = collections.Counter(n.op for n in gd.node)
+    for f in gd.library.function:
+        counts.update(n.op for n in f.node_def)
+    return counts
+
+
+@pytest.fixture(scope="module")
+def model():
+    fn, _ = dense_features_function()
+    return fn
+
+
+@pytest.fixture(scope="module", params=["native", "numpy"])
+def optimized(request, model):
+    return request.param, tf_blade.optimize(model, bridge=request.param)
+
+
+def assert_same(expected, got):
+    np.testing.assert_array_equal(np.asarray(expected), np.asarray(got))
+
+
+def test_structure_one_fused_op_no_feature_column_ops_left(optimized):
+    bridge, opt = optimized
+    counts = op_counts(opt.signatures["serving_default"])
+    fused = "BladeFusedCall" if bridge == "native" else "PyFuncStateless"
+    assert counts[fused] == 1
+    assert not FEATURE_COLUMN_OPS & set(counts), counts
+    assert opt.report.fused_ops == 1
+    assert opt.report.functions["serving_default"]["tf_ops_after"] <= len(COLUMNS) + 2
+
+
+@pytest.mark.parametrize("batch", [0, 1, 7, 64, 513])
+def test_matches_tensorflow_bit_exact(optimized, model, rng, batch):
+    _, opt = optimized
+    x = random_batch(batch, rng, huge=True)
+    assert_same(model(x), opt.signatures["serving_default"](*flat_inputs(x)))
+
+
+def test_all_rows_empty_and_all_duplicates(optimized, model, rng):
+    _, opt = optimized
+    for x in (random_batch(9, rng, empty_fraction=1.0), random_batch(9, rng, max_ids=1)):
+        assert_same(model(x), opt.signatures["serving_default"](*flat_inputs(x)))
+
+
+def test_one_compile_serves_every_batch_size(model, rng):
+    opt = tf_blade.optimize(model, bridge="native")
+    before = compiler.compile_count
+    for batch in (0, 1, 7, 512, 4096):
+        x = random_batch(batch, rng)
+        assert_same(model(x), opt.signatures["serving_default"](*flat_inputs(x)))
+    assert compiler.compile_count - before <= 1  # 0 when an earlier test compiled this spec
+
+
+def test_numpy_bridge_equals_native(model, rng):
+    native = tf_blade.optimize(model, bridge="native").signatures["serving_default"]
+    numpy = tf_blade.optimize(model, bridge="numpy").signatures["serving_default"]
+    x = random_batch(100, rng, huge=True)
+    assert_same(native(*flat_inputs(x)), numpy(*flat_inputs(x)))
+
+
+def test_bad_sparse_input_raises_invalid_argument(optimized, model):
+    _, opt = optimized
+    x = random_batch(4, np.random.default_rng(1))
+    name = COLUMNS[0][0]
+    st = x[name]
+    bad = tf.SparseTensor(tf.constant([[7, 0]], tf.int64), st.values[:1] if st.values.shape[0] else tf.constant(["a"]),
+                          tf.constant([4, 1], tf.int64))  # row 7 outside a batch of 4
+    x[name] = bad
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        model(x)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        opt.signatures["serving_default"](*flat_inputs(x))
+
+
+def test_disable_runs_the_original_graph(model, monkeypatch):
+    monkeypatch.setenv("TF_BLADE_DISABLE", "1")
+    opt = tf_blade.optimize(model)
+    assert opt.report.fused_ops == 0
+    assert "BladeFusedCall" not in op_counts(opt.signatures["serving_default"])
+
+
+def test_training_graph_is_left_alone():
+    import tf_keras
+    from conftest import feature_columns, input_specs
+    layer = tf_keras.layers.DenseFeatures(feature_columns())
+
+    @tf.function(input_signature=[input_specs()])
+    def train_step(x):
+        with tf.GradientTape() as tape:
+            loss = tf.reduce_sum(layer(x))
+        return tape.gradient(loss, layer.trainable_variables)
+
+    opt = tf_blade.optimize(train_step)
+    entry = opt.report.functions["serving_default"]
+    assert "training graph" in entry["left_alone"]
+    assert opt.report.fused_ops == 0
+
+
+def test_min_cluster_size_and_deny_list(model):
+    assert tf_blade.optimize(model, min_cluster_size=10**6).report.fused_ops == 0
+    denied = tf_blade.optimize(model, deny_ops={"Unique"}, bridge="numpy")
+    counts = op_counts(denied.signatures["serving_default"])
+    assert counts["Unique"] == len(COLUMNS)
+    assert counts["PyFuncStateless"] >= 1

@@ -1,0 +1,120 @@
+"""Splits a cluster spec into parts that compile once and run many times.
+
+A 26-column feature layer is 26 copies of one column chain joined by a ConcatV2. Compiling it as
+one function makes Numba and LLVM chew through every copy (minutes); compiling one column
+template and calling it 26 times takes seconds. A node joins the part of its producers unless it
+*joins* independent streams (its producers read disjoint or incomparable sets of cluster
+inputs, like the final concat); such a node starts a part of its own.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Dict, List
+
+
+@dataclasses.dataclass
+class Part:
+    nodes: List[int]                  # spec node indices, topological
+    inputs: List[str]                 # outer refs: "in:k" or "node:out" of another part
+    outputs: List[str]                # refs of this part's nodes read elsewhere
+    key: str = ""                     # template identity: parts with equal keys share code
+
+
+def _producer(ref: str):
+    return None if ref.startswith("in:") else int(ref.split(":")[0])
+
+
+def decompose(spec) -> List[Part]:
+    nodes = spec["nodes"]
+    parent = list(range(len(nodes)))
+
+    def find(k):
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    reads = []  # per node: the cluster inputs it depends on
+    for k, node in enumerate(nodes):
+        producers = [p for p in map(_producer, node["inputs"]) if p is not None and nodes[p]["op"] != "Const"]
+        sets = [reads[p] for p in producers]
+        mine = frozenset(int(r[3:]) for r in node["inputs"] if r.startswith("in:")).union(*sets)
+        reads.append(mine if node["op"] != "Const" else frozenset())
+        joins = len(set(sets)) >= 2 and frozenset().union(*sets) not in sets
+        if node["op"] != "Const" and not joins:
+            for p in producers:
+                parent[find(p)] = find(k)
+
+    groups: Dict[int, List[int]] = {}
+    for k, node in enumerate(nodes):
+        if node["op"] != "Const":
+            groups.setdefault(find(k), []).append(k)
+    parts = [_make_part(spec, members) for members in groups.values()]
+    return _topological(parts) or [_make_part(spec, [k for k in range(len(nodes)) if nodes[k]["op"] != "Const"])]
+
+
+def _make_part(spec, members) -> Part:
+    nodes = spec["nodes"]
+    inside = set(members)
+    consts = sorted({p for k in members for p in map(_producer, nodes[k]["inputs"])
+                     if p is not None and nodes[p]["op"] == "Const"})
+    ordered = sorted(inside | set(consts))
+    inputs = []
+    for k in ordered:
+        for ref in nodes[k]["inputs"]:
+            p = _producer(ref)
+            if (p is None or p not in inside and nodes[p]["op"] != "Const") and ref not in inputs:
+                inputs.append(ref)
+    outputs = []
+    used_outside = set(spec["outputs"])
+    for k, node in enumerate(nodes):
+        if k not in inside:
+            used_outside.update(node["inputs"])
+    for k in members:
+        for j in range(len(nodes[k]["outputs"])):
+            if f"{k}:{j}" in used_outside:
+                outputs.append(f"{k}:{j}")
+    part = Part(nodes=ordered, inputs=inputs, outputs=outputs)
+    part.key = _template_key(spec, part)
+    return part
+
+
+def _template_key(spec, part: Part) -> str:
+    """Everything that shapes the code, nothing that only feeds values (runtime attrs)."""
+    from .registry import load_all
+    lowerings = load_all()
+    local = {ref: f"p{i}" for i, ref in enumerate(part.inputs)}
+    meta = [_meta(spec, ref) for ref in part.inputs]
+    body = []
+    for n, k in enumerate(part.nodes):
+        node = spec["nodes"][k]
+        runtime = getattr(lowerings[node["op"]], "runtime_attrs", ())
+        attrs = {a: v for a, v in node["attrs"].items() if a not in runtime}
+        body.append([node["op"], attrs, [local.get(r, r) for r in node["inputs"]], node["outputs"]])
+        for j in range(len(node["outputs"])):
+            local[f"{k}:{j}"] = f"{n}:{j}"
+    outs = [local[r] for r in part.outputs]
+    return json.dumps([meta, body, outs], sort_keys=True)
+
+
+def _meta(spec, ref):
+    if ref.startswith("in:"):
+        inp = spec["inputs"][int(ref[3:])]
+        return [inp["dtype"], inp["rank"]]
+    k, j = map(int, ref.split(":"))
+    return spec["nodes"][k]["outputs"][j]
+
+
+def _topological(parts: List[Part]):
+    owner = {ref: i for i, p in enumerate(parts) for ref in p.outputs}
+    deps = [{owner[r] for r in p.inputs if r in owner} for p in parts]
+    done, order = set(), []
+    while len(order) < len(parts):
+        ready = [i for i in range(len(parts)) if i not in done and deps[i] <= done]
+        if not ready:
+            return None  # the split would be cyclic: compile as one part instead
+        for i in ready:
+            done.add(i)
+            order.append(parts[i])
+    return order

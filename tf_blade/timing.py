@@ -1,0 +1,21 @@
+"""Interleaved A/B timing: both sides run in the same process, alternately, medians compared."""
+from __future__ import annotations
+
+import time
+
+import numpy as np
+
+
+def interleaved(functions: dict, rounds: int = 50, warmup: int = 3) -> dict:
+    """{name: callable} -> {name: median seconds}; callables run A, B, A, B ... so drift and
+    noise from the (shared, noisy) machine hit every side alike."""
+    for fn in functions.values():
+        for _ in range(warmup):
+            fn()
+    samples = {name: [] for name in functions}
+    for _ in range(rounds):
+        for name, fn in functions.items():
+            start = time.perf_counter()
+            fn()
+            samples[name].append(time.perf_counter() - start)
+    return {name: float(np.median(s)) for name, s in samples.items()}
