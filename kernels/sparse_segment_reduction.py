@@ -14,45 +14,53 @@ SUM, MEAN, SQRTN = 0, 1, 2
 
 
 @njit(cache=True, nogil=True)
-def _reduce_segment(data, indices, start, num, mode, out, seg, tmp, scalar):
-    """out[seg] = reduction of data[indices[start:start+num]], in TF's order (see module doc)."""
-    width = data.shape[1]
-    first = indices[start]
-    for c in range(width):
-        out[seg, c] = data[first, c]
-    if num == 1:
-        return
-    r = num & 7
-    if r < 2:
-        r += 8
-    for k in range(1, r):
-        row = indices[start + k]
+def _reduce_segments(flat, indices, segment_ids, out, mode):
+    """One pass over the (validated) segments. Written as a single loop nest on purpose: a helper
+    call per segment made this 6x slower (Numba passes and refcounts every array argument)."""
+    n = indices.shape[0]
+    width = flat.shape[1]
+    tmp = np.empty(width, flat.dtype)
+    scalar = np.empty(1, flat.dtype)  # rounds n and sqrt(n) to the data's precision, as static_cast<T>
+    start = 0
+    while start < n:
+        seg = segment_ids[start]
+        end = start + 1
+        while end < n and segment_ids[end] == seg:
+            end += 1
+        num = end - start
+        first = indices[start]
         for c in range(width):
-            out[seg, c] += data[row, c]
-    # ``scalar`` is a 1-element array of the data's dtype: it rounds n and sqrt(n) to that precision
-    # the way TF's static_cast<T> does, without a per-segment allocation.
-    if num < 10:
-        if mode == SUM:
-            return
-        scalar[0] = num if mode == MEAN else np.sqrt(np.float64(num))
-        scalar[0] = 1 / scalar[0]
-        for c in range(width):
-            out[seg, c] *= scalar[0]
-        return
-    for b in range(r, num, 8):
-        for c in range(width):
-            tmp[c] = data[indices[start + b], c]
-        for k in range(1, 8):
-            row = indices[start + b + k]
-            for c in range(width):
-                tmp[c] += data[row, c]
-        for c in range(width):
-            out[seg, c] += tmp[c]
-    if mode == SUM:
-        return
-    scalar[0] = num if mode == MEAN else np.sqrt(np.float64(num))
-    for c in range(width):
-        out[seg, c] /= scalar[0]
+            out[seg, c] = flat[first, c]
+        if num > 1:
+            r = num & 7
+            if r < 2:
+                r += 8
+            for k in range(start + 1, start + r):
+                row = indices[k]
+                for c in range(width):
+                    out[seg, c] += flat[row, c]
+            for b in range(start + r, end, 8):
+                first = indices[b]
+                for c in range(width):
+                    tmp[c] = flat[first, c]
+                for k in range(b + 1, b + 8):
+                    row = indices[k]
+                    for c in range(width):
+                        tmp[c] += flat[row, c]
+                for c in range(width):
+                    out[seg, c] += tmp[c]
+            if mode != SUM:
+                scalar[0] = num if mode == MEAN else np.sqrt(np.float64(num))
+                if num < 10:  # TF scales the first (only) block by 1/n, longer segments divide
+                    scalar[0] = 1 / scalar[0]
+                    s = scalar[0]
+                    for c in range(width):
+                        out[seg, c] *= s
+                else:
+                    s = scalar[0]
+                    for c in range(width):
+                        out[seg, c] /= s
+        start = end
 
 
 @njit(cache=True, nogil=True)
@@ -89,15 +97,5 @@ def sparse_segment_reduce(data, indices, segment_ids, num_segments, mode, err):
             set_error(err, "Bad: indices[" + str(i) + "] == " + str(j) + " out of range [0, " + str(n_rows) + ")")
             return empty
     out = np.zeros((num_segments, width), d.dtype)
-    tmp = np.empty(width, d.dtype)
-    scalar = np.empty(1, d.dtype)
-    start = 0
-    while start < n:
-        seg = segment_ids[start]
-        end = start + 1
-        while end < n and segment_ids[end] == seg:
-            end += 1
-        num = end - start
-        _reduce_segment(flat, indices, start, num, mode, out, seg, tmp, scalar)
-        start = end
+    _reduce_segments(flat, indices, segment_ids, out, mode)
     return out
