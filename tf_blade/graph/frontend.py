@@ -32,12 +32,15 @@ def function_io(cf):
     """(input placeholders, their public names, output tensors) of a concrete function."""
     n_user = len(cf.inputs) - len(cf.captured_inputs)
     placeholders = cf.inputs[:n_user]
-    args, kwargs = cf.structured_input_signature
+    args, kwargs = cf.structured_input_signature or ((), {})  # None for pruned GraphDef functions
     # A signature's keywords are its public input names; positional inputs use their specs' names.
     labelled = [(s.name, s) for s in tf.nest.flatten(args, expand_composites=True)]
     labelled += [(key if isinstance(kwargs[key], tf.TensorSpec) else s.name, s)
                  for key in sorted(kwargs) for s in tf.nest.flatten(kwargs[key], expand_composites=True)]
     labels = [label for label, s in labelled if isinstance(s, tf.TensorSpec)]
+    parameters = list(cf.function_type.parameters) if cf.function_type else []
+    if len(parameters) == len(placeholders):  # one tensor per parameter: keep the Python names
+        labels = parameters
     names = []
     for i, ph in enumerate(placeholders):
         name = labels[i] if i < len(labels) and labels[i] else ph.op.name

@@ -1,0 +1,116 @@
+"""Every way in: SavedModel dir, tf.Module, tf.function, ConcreteFunction, GraphDef, @function;
+and every way out: the written SavedModel in a fresh process, through TF2 and through a Session."""
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tf_blade
+from tf_blade.examples import column_names, criteo_feature_model, synthetic_batch
+
+COLUMNS = 3
+
+
+@pytest.fixture(scope="module")
+def module():
+    return criteo_feature_model(COLUMNS, dim=4)
+
+
+@pytest.fixture(scope="module")
+def batch():
+    raw = synthetic_batch(33, COLUMNS, seed=int(np.random.default_rng().integers(1 << 30)))
+    return {name: tf.constant(raw[name]) for name in column_names(COLUMNS)}
+
+
+@pytest.fixture(scope="module")
+def expected(module, batch):
+    return module.serve(*batch.values())["features"].numpy()
+
+
+@pytest.fixture(scope="module")
+def saved_model(module, tmp_path_factory):
+    path = str(tmp_path_factory.mktemp("original"))
+    tf.saved_model.save(module, path, signatures={"serving_default": module.serve})
+    return path
+
+
+def features(out):
+    return out["features"].numpy()
+
+
+def test_saved_model_dir(saved_model, batch, expected, tmp_path):
+    opt = tf_blade.optimize(saved_model, str(tmp_path / "opt"))
+    assert opt.report.fused_ops == 1
+    np.testing.assert_array_equal(features(opt.signatures["serving_default"](**batch)), expected)
+
+
+def test_tf_module(module, batch, expected):
+    opt = tf_blade.optimize(module)
+    np.testing.assert_array_equal(features(opt.signatures["serve"](**batch)), expected)
+
+
+def test_tf_function_and_concrete_function(module, batch, expected):
+    for model in (module.serve, module.serve.get_concrete_function()):
+        opt = tf_blade.optimize(model)
+        np.testing.assert_array_equal(features(opt.signatures["serving_default"](*batch.values())), expected)
+
+
+def test_graph_def_with_names(module, batch, expected):
+    cf = module.serve.get_concrete_function()
+    frozen = tf.compat.v1.graph_util  # noqa: F841  (the GraphDef keeps variables as captures below)
+    from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
+    graph_def = convert_variables_to_constants_v2(cf).graph.as_graph_def()
+    inputs = [f"{name}:0" for name in column_names(COLUMNS)]
+    outputs = [cf.outputs[0].name]
+    opt = tf_blade.optimize(graph_def, inputs=inputs, outputs=outputs)
+    assert opt.report.fused_ops == 1
+    got = opt.signatures["serving_default"](*batch.values())
+    np.testing.assert_array_equal(np.asarray(tf.nest.flatten(got)[0]), expected)
+
+
+def test_blade_function_decorator(module, batch, expected):
+    layer = module.layer
+    calls = []
+
+    @tf_blade.function(input_signature=[tf.TensorSpec([None, None], tf.string, name=n)
+                                        for n in column_names(COLUMNS)])
+    def serve(*cols):
+        calls.append(1)
+        return layer(dict(zip(column_names(COLUMNS), cols)))
+
+    for _ in range(3):
+        np.testing.assert_array_equal(serve(*batch.values()).numpy(), expected)
+    assert len(serve.optimized) == 1 and len(calls) == 1  # traced and optimized once
+
+
+def test_fresh_process_loads_written_saved_model(saved_model, batch, expected, tmp_path):
+    out = str(tmp_path / "opt")
+    tf_blade.optimize(saved_model, out)
+    np.savez(tmp_path / "io.npz", expected=expected, **{k: v.numpy() for k, v in batch.items()})
+    script = textwrap.dedent(f"""
+        import numpy as np, tensorflow as tf
+        import tf_blade
+        io = np.load({str(tmp_path / 'io.npz')!r}, allow_pickle=True)
+        names = {column_names(COLUMNS)!r}
+        # TF2 loading
+        sig = tf.saved_model.load({out!r}).signatures["serving_default"]
+        got = sig(**{{n: tf.constant(io[n]) for n in names}})["features"].numpy()
+        np.testing.assert_array_equal(got, io["expected"])
+        ops = {{n.op for f in sig.graph.as_graph_def().library.function for n in f.node_def}}
+        assert "BladeFusedCall" in ops, ops
+        # The session path a model server uses
+        with tf.compat.v1.Session(graph=tf.Graph()) as sess:
+            meta = tf.compat.v1.saved_model.loader.load(sess, ["serve"], {out!r})
+            s = meta.signature_def["serving_default"]
+            feed = {{s.inputs[n].name: io[n] for n in names}}
+            got = sess.run(s.outputs["features"].name, feed)
+        np.testing.assert_array_equal(got, io["expected"])
+        print("FRESH-PROCESS-OK")
+    """)
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            env=dict(os.environ), timeout=600)
+    assert "FRESH-PROCESS-OK" in result.stdout, result.stderr[-3000:]
