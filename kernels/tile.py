@@ -2,7 +2,15 @@
 import numpy as np
 from numba import njit
 
-from .errors import set_error
+from .errors import int_text, set_error
+
+_MAX = 9223372036854775807
+
+
+@njit(cache=True, nogil=True)
+def _tiled(n, m):
+    """n * m, or -1 where that overflows int64 (TF would wrap around)."""
+    return -1 if n > 0 and m > _MAX // n else n * m
 
 
 @njit(cache=True, nogil=True)
@@ -13,24 +21,50 @@ def tile_2d(x, multiples, err):
     m0 = np.int64(multiples[0])
     m1 = np.int64(multiples[1])
     if m0 < 0 or m1 < 0:
-        set_error(err, "Expected multiples to be non-negative")
+        set_error(err, "Expected multiples[" + ("0" if m0 < 0 else "1") + "] >= 0, but got " + int_text(min(m0, m1)))
         return np.empty((0, 0), x.dtype)
     r, c = x.shape[0], x.shape[1]
-    out = np.empty((r * m0, c * m1), x.dtype)
-    for i in range(r * m0):
-        for j in range(c * m1):
-            out[i, j] = x[i % r, j % c]
+    rows, cols = _tiled(r, m0), _tiled(c, m1)
+    if rows < 0 or cols < 0 or (rows > 0 and cols > _MAX // rows):
+        set_error(err, "Tile: the output shape overflows int64")
+        return np.empty((0, 0), x.dtype)
+    try:
+        out = np.empty((rows, cols), x.dtype)
+    except Exception:
+        set_error(err, "OOM when allocating tensor with shape[" + str(rows) + "," + str(cols) + "]")
+        return np.empty((0, 0), x.dtype)
+    if rows == 0 or cols == 0:  # the loops below would still spin through huge multiples
+        return out
+    for a in range(m0):  # block loops: no modulo per element
+        for i in range(r):
+            for b in range(m1):
+                for j in range(c):
+                    out[a * r + i, b * c + j] = x[i, j]
     return out
 
 
 @njit(cache=True, nogil=True)
 def tile_1d(x, multiples, err):
-    if multiples.shape[0] != 1 or multiples[0] < 0:
-        set_error(err, "Expected multiples argument to be a non-negative vector of length 1")
+    if multiples.shape[0] != 1:
+        set_error(err, "Expected multiples argument to be a vector of length 1 but got length " + str(multiples.shape[0]))
+        return np.empty(0, x.dtype)
+    m = np.int64(multiples[0])
+    if m < 0:
+        set_error(err, "Expected multiples[0] >= 0, but got " + int_text(m))
         return np.empty(0, x.dtype)
     n = x.shape[0]
-    m = np.int64(multiples[0])
-    out = np.empty(n * m, x.dtype)
-    for i in range(n * m):
-        out[i] = x[i % n]
+    total = _tiled(n, m)
+    if total < 0:
+        set_error(err, "Tile: the output shape overflows int64")
+        return np.empty(0, x.dtype)
+    try:
+        out = np.empty(total, x.dtype)
+    except Exception:
+        set_error(err, "OOM when allocating tensor with shape[" + str(total) + "]")
+        return np.empty(0, x.dtype)
+    if total == 0:
+        return out
+    for a in range(m):  # block loops: no modulo per element
+        for i in range(n):
+            out[a * n + i] = x[i]
     return out

@@ -73,9 +73,9 @@ def _optimize_function(cf, variables, bridge, options, keep_alive):
     start = time.perf_counter()
     _, _, outputs = function_io(cf)
     if bridge == "native":
-        make = lambda name, spec, ins, outs: bridges.native_node(name, spec, ins, outs)
+        make = bridges.native_node
     else:
-        make = lambda name, spec, ins, outs: bridges.numpy_node(name, spec, ins, outs, keep_alive)
+        make = functools.partial(bridges.numpy_node, keep_alive=keep_alive)
     graph_def, entry = run_pipeline(cf.graph.as_graph_def(), [t.name for t in outputs], options, make,
                                     variable_shapes(cf, variables))
     if not entry["clusters"]:

@@ -12,7 +12,7 @@ from typing import Dict, List
 from ..codegen.dtypes import RESOURCE
 from ..graph.ir import Graph, Node, make_ref, parse_ref
 
-MAX_INLINED_CONST_ELEMENTS = 1 << 16
+MAX_INLINED_CONST_ELEMENTS = 1024  # larger constants (frozen tables) stay graph inputs
 
 
 def build_spec(graph: Graph, cluster: List[str]):
@@ -79,9 +79,10 @@ def replace_cluster(graph: Graph, cluster: List[str], fused_name: str, make_fuse
     returns, rewiring data and control edges; returns that node."""
     members = set(cluster)
     spec, input_refs, output_refs = build_spec(graph, cluster)
-    for i, inp in enumerate(spec["inputs"]):
-        if inp["read_variable"]:
-            input_refs[i] = _read_variable(graph, input_refs[i], inp["dtype"], fused_name, i)
+    if not getattr(make_fused_node, "takes_resources", False):  # the numpy bridge needs values
+        for i, inp in enumerate(spec["inputs"]):
+            if inp["read_variable"]:
+                input_refs[i] = _read_variable(graph, input_refs[i], inp["dtype"], fused_name, i)
     fused = make_fused_node(fused_name, spec, input_refs, output_refs)
     fused.control_inputs = sorted({c for m in cluster for c in graph.nodes[m].control_inputs
                                    if c not in members})

@@ -3,6 +3,7 @@
 // dispatch key (the compile callback); the steady-state path never takes the GIL.
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -11,6 +12,8 @@
 #include "absl/strings/str_cat.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
+#include "tensorflow/core/framework/resource_mgr.h"
+#include "tensorflow/core/framework/resource_var.h"
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor_shape.h"
 
@@ -142,10 +145,28 @@ class BladeFusedCallOp : public OpKernel {
 
   void Compute(OpKernelContext* ctx) override {
     const int n_in = ctx->num_inputs();
+    // A resource input is an embedding table: read it in place under a shared lock, as
+    // ResourceGather does. (A ReadVariableOp would copy the whole table on every call once a
+    // sparse read has put the variable in copy-on-read mode.)
+    std::vector<const Tensor*> inputs(n_in);
+    std::vector<core::RefCountPtr<Var>> vars;
+    std::vector<std::unique_ptr<tf_shared_lock>> locks;
+    for (int i = 0; i < n_in; ++i) {
+      inputs[i] = &ctx->input(i);
+      if (ctx->input(i).dtype() != DT_RESOURCE) continue;
+      core::RefCountPtr<Var> var;
+      OP_REQUIRES_OK(ctx, LookupResource(ctx, HandleFromInput(ctx, i), &var));
+      locks.push_back(std::make_unique<tf_shared_lock>(*var->mu()));
+      OP_REQUIRES(ctx, var->is_initialized,
+                  absl::FailedPreconditionError(absl::StrCat(
+                      "tf_blade: input ", i, " reads an uninitialized variable")));
+      inputs[i] = var->tensor();
+      vars.push_back(std::move(var));
+    }
     std::vector<int64_t> dtypes(n_in), ranks(n_in);
     std::string key = cluster_key_;
     for (int i = 0; i < n_in; ++i) {
-      const Tensor& t = ctx->input(i);
+      const Tensor& t = *inputs[i];
       dtypes[i] = t.dtype();
       ranks[i] = t.dims();
       OP_REQUIRES(ctx, ranks[i] <= kMaxRank,
@@ -169,7 +190,7 @@ class BladeFusedCallOp : public OpKernel {
     std::vector<std::pair<std::vector<int64_t>, std::vector<uint8_t>>> strs;
     strs.reserve(n_in);
     for (int i = 0; i < n_in; ++i) {
-      const Tensor& t = ctx->input(i);
+      const Tensor& t = *inputs[i];
       for (int d = 0; d < t.dims(); ++d) in_shapes[kMaxRank * i + d] = t.dim_size(d);
       if (t.dtype() == DT_STRING) {
         auto flat = t.flat<tstring>();

@@ -13,7 +13,7 @@ import threading
 
 import numpy as np
 
-from ..codegen.dtypes import STRING, numpy_name
+from ..codegen.dtypes import RESOURCE, STRING
 from ..graph.ir import Node
 from ..kernels.errors import error_text, new_error_buffer
 from . import compiler
@@ -85,10 +85,11 @@ def _list_attr(**kw):
 
 
 def native_node(name, spec, input_refs, output_refs) -> Node:
+    """A BladeFusedCall node; embedding tables arrive as resource handles, read in place."""
     from ..passes.fuse import spec_text
     text = spec_text(spec)
     meta = _out_meta(spec)
-    tin = [inp["dtype"] for inp in spec["inputs"]]
+    tin = [RESOURCE if inp["read_variable"] else inp["dtype"] for inp in spec["inputs"]]
     tout = [d for d, _ in meta]
     ranks = [r for _, r in meta]
     key = compiler.spec_key(text)
@@ -97,6 +98,9 @@ def native_node(name, spec, input_refs, output_refs) -> Node:
     return Node(name=name, op="BladeFusedCall", inputs=list(input_refs), control_inputs=[],
                 attrs={"Tin": tin, "Tout": tout, "out_ranks": ranks, "cluster_key": key},
                 raw_attrs=raw, out_dtypes=tout, out_ranks=ranks)
+
+
+native_node.takes_resources = True
 
 
 class NumpyKernel:

@@ -20,5 +20,12 @@ class SelectLowering(Lowering):
             return [out]
         em.call(1, f"{bshape}({t.var}.shape, {e.var}.shape, {t.rank}, {e.rank}, err)", True)
         em.call(1, f"{bshape}({cond.var}.shape, {t.var}.shape, {cond.rank}, {t.rank}, err)", True)
-        em.line(f"{out} = np.where({cond.var}, {t.var}, {e.var})")
+        if cond.rank == t.rank == e.rank:  # same rank: equal shapes at run time take the fast loop
+            same = f"{cond.var}.shape == {t.var}.shape and {t.var}.shape == {e.var}.shape"
+            em.line(f"if {same}:")
+            em.line(f"    {out} = {em.kernel('elementwise', 'select_same_shape')}({cond.var}, {t.var}, {e.var})")
+            em.line("else:")
+            em.line(f"    {out} = np.where({cond.var}, {t.var}, {e.var})")
+        else:
+            em.line(f"{out} = np.where({cond.var}, {t.var}, {e.var})")
         return [out]

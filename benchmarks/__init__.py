@@ -1,0 +1,1 @@
+"""Benchmarks: stock TF vs tf_blade in the same process, interleaved; run as python -m benchmarks.<name>."""

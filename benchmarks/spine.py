@@ -1,0 +1,110 @@
+"""Figures for the spine (issue 2): bridge overhead, compile time cold/warm, speedups.
+
+    python -m benchmarks.spine [--batch 512] [--rounds 100] [--out docs/benchmarks/spine]
+
+Everything is timed against stock TensorFlow in the same process, interleaved A/B/A/B; medians
+and ratios are reported (absolute times on a shared machine drift, ratios hold). Compile times
+come from fresh child processes with empty (cold) or filled (warm) caches.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+_CHILD = r"""
+import os, sys, time, json
+import tensorflow as tf
+import tf_blade
+from tf_blade.examples import column_names, criteo_feature_model, synthetic_batch
+from tf_blade.runtime import compiler
+n = int(sys.argv[1])
+m = criteo_feature_model(n)
+t0 = time.perf_counter()
+opt = tf_blade.optimize(m.serve, bridge="native")
+rewrite = time.perf_counter() - t0
+x = synthetic_batch(64, n)
+args = [tf.constant(x[c]) for c in column_names(n)]
+t0 = time.perf_counter()
+opt.signatures["serving_default"](*args)
+first = time.perf_counter() - t0
+before = compiler.compile_count
+for b in (0, 1, 7, 512, 4096):
+    xb = synthetic_batch(b, n)
+    opt.signatures["serving_default"](*[tf.constant(xb[c]) for c in column_names(n)])
+print(json.dumps({"rewrite_s": rewrite, "first_call_s": first,
+                  "recompiles_across_batches": compiler.compile_count - before}))
+"""
+
+
+def compile_times(columns: int):
+    """First-call time with empty caches (cold) and then with the caches it left (warm)."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, TF_BLADE_CACHE_DIR=cache, NUMBA_CACHE_DIR=os.path.join(cache, "numba"),
+                   TF_CPP_MIN_LOG_LEVEL="3")
+        subprocess.run([sys.executable, "-c", "import tf_blade"], env=env, check=True)  # builds the .so
+        runs = []
+        for _ in ("cold", "warm"):
+            out = subprocess.run([sys.executable, "-c", _CHILD, str(columns)], env=env, check=True,
+                                 capture_output=True, text=True).stdout
+            runs.append(json.loads(out.strip().splitlines()[-1]))
+    return {"cold": runs[0], "warm": runs[1]}
+
+
+def speedups(columns: int, batch: int, rounds: int):
+    import tensorflow as tf
+
+    import tf_blade
+    from tf_blade.examples import column_names, criteo_feature_model, synthetic_batch
+    from tf_blade.timing import interleaved
+
+    model = criteo_feature_model(columns)
+    stock = model.serve.get_concrete_function()
+    native = tf_blade.optimize(model.serve, bridge="native").signatures["serving_default"]
+    numpy = tf_blade.optimize(model.serve, bridge="numpy").signatures["serving_default"]
+    x = synthetic_batch(batch, columns)
+    args = [tf.constant(x[c]) for c in column_names(columns)]
+    floor = tf.function(lambda *a: a[0][:1, :1], input_signature=[tf.TensorSpec([None, None], tf.string)] * columns)
+    floor = floor.get_concrete_function()
+    times = interleaved({"tf": lambda: stock(*args), "native": lambda: native(*args),
+                         "numpy": lambda: numpy(*args), "call_floor": lambda: floor(*args)}, rounds=rounds)
+    times = {k: v * 1e3 for k, v in times.items()}
+    return {"columns": columns, "batch": batch, "median_ms": times,
+            "speedup_native": times["tf"] / times["native"], "speedup_numpy": times["tf"] / times["numpy"]}
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser()
+    p.add_argument("--batch", type=int, default=512)
+    p.add_argument("--rounds", type=int, default=100)
+    p.add_argument("--out", default=os.path.join("docs", "benchmarks", "spine"))
+    args = p.parse_args(argv)
+    result = {"command": "python -m benchmarks.spine " + " ".join(argv or sys.argv[1:]),
+              "speed": [speedups(c, args.batch, args.rounds) for c in (1, 26)],
+              "speed_batch1": [speedups(c, 1, args.rounds) for c in (1, 26)],
+              "compile": {c: compile_times(c) for c in (1, 26)}}
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    with open(args.out + ".json", "w") as f:
+        json.dump(result, f, indent=2)
+    lines = [f"# Spine benchmark\n\nCommand: `{result['command']}` (medians of {args.rounds} interleaved rounds)\n",
+             "| columns | batch | stock TF ms | native ms | numpy_function ms | call floor ms | native speedup | numpy speedup |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in result["speed"] + result["speed_batch1"]:
+        t = r["median_ms"]
+        lines.append(f"| {r['columns']} | {r['batch']} | {t['tf']:.3f} | {t['native']:.3f} | {t['numpy']:.3f} | "
+                     f"{t['call_floor']:.3f} | {r['speedup_native']:.2f}x | {r['speedup_numpy']:.2f}x |")
+    lines += ["", "| columns | cold first call s | warm first call s | recompiles across batch 0..4096 |", "|---|---|---|---|"]
+    for c, r in result["compile"].items():
+        lines.append(f"| {c} | {r['cold']['first_call_s']:.2f} | {r['warm']['first_call_s']:.2f} | "
+                     f"{r['warm']['recompiles_across_batches']} |")
+    with open(args.out + ".md", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
