@@ -5,7 +5,7 @@
 import numpy as np
 from numba import njit
 
-from .errors import set_error
+from .errors import dims_text, set_error
 
 
 @njit(cache=True, nogil=True)
@@ -24,12 +24,30 @@ def broadcast_shape(a_shape, b_shape, a_rank, b_rank, err):
 
 
 @njit(cache=True, nogil=True)
-def select_rows(cond, t, e):
-    """Select (v1) with a vector condition picking whole rows of t / e."""
-    out = e.copy()
-    for i in range(cond.shape[0]):
+def select_rows(cond, t, e, err=None):
+    """Select (v1) with a vector condition picking whole rows of t / e (2-D views of them).
+
+    TF requires len(cond) == len(t) and t, e of one shape. On a mismatch the message goes to
+    ``err`` when one is given; either way ``e`` comes back unchanged, never a write out of bounds.
+    """
+    same = t.ndim == e.ndim
+    for d in range(t.ndim):
+        same = same and t.shape[d] == e.shape[d]
+    if cond.shape[0] != t.shape[0] or not same:
+        if err is not None:
+            if same:
+                set_error(err, "Number of batches of 'then' must match size of 'cond', but saw: " + str(t.shape[0]) + " vs. " + str(cond.shape[0]))
+            else:
+                set_error(err, "'then' and 'else' must have the same size.  but received: " + dims_text(t.shape) + " vs. " + dims_text(e.shape))
+        return np.ascontiguousarray(e).copy()
+    out = np.ascontiguousarray(e).copy()
+    src = np.ascontiguousarray(t)
+    flat_out = out.reshape((out.shape[0], out.size // out.shape[0] if out.shape[0] else 0))
+    flat_src = src.reshape(flat_out.shape)
+    for i in range(cond.shape[0]):  # scalar loops: a row view per element costs two atomics
         if cond[i]:
-            out[i] = t[i]
+            for c in range(flat_out.shape[1]):
+                flat_out[i, c] = flat_src[i, c]
     return out
 
 
@@ -49,3 +67,15 @@ def string_equals_const(ids, off, dat, const_bytes):
             j += 1
         out[i] = same
     return out.reshape(ids.shape)
+
+
+@njit(cache=True, nogil=True)
+def select_same_shape(cond, t, e):
+    """Select / SelectV2 whose three inputs already have one shape (the feature-column case)."""
+    c = np.ascontiguousarray(cond).ravel()
+    a = np.ascontiguousarray(t).ravel()
+    b = np.ascontiguousarray(e).ravel()
+    out = np.empty(a.shape[0], a.dtype)
+    for i in range(a.shape[0]):
+        out[i] = a[i] if c[i] else b[i]
+    return out.reshape(t.shape)
