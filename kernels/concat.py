@@ -2,7 +2,7 @@
 import numpy as np
 from numba import njit
 
-from .errors import set_error
+from .errors import int_text, set_error
 
 
 @njit(cache=True, nogil=True)
@@ -11,6 +11,9 @@ def concat(parts, axis, err):
     first = parts[0]
     rank = first.ndim
     shape = np.empty(rank, np.int64)
+    if axis < 0 or axis >= rank:  # the lowering has already added rank to a negative axis
+        set_error(err, "ConcatOp : Expected concatenating dimensions in the range [" + str(-rank) + ", " + str(rank) + "), but got " + int_text(axis))
+        return np.empty((0, 0), first.dtype), shape
     for d in range(rank):
         shape[d] = first.shape[d]
     shape[axis] = 0

@@ -30,6 +30,7 @@ def select_rows(cond, t, e, err=None):
     TF requires len(cond) == len(t) and t, e of one shape. On a mismatch the message goes to
     ``err`` when one is given; either way ``e`` comes back unchanged, never a write out of bounds.
     """
+    out = np.ascontiguousarray(e).copy()
     same = t.ndim == e.ndim
     for d in range(t.ndim):
         same = same and t.shape[d] == e.shape[d]
@@ -39,8 +40,7 @@ def select_rows(cond, t, e, err=None):
                 set_error(err, "Number of batches of 'then' must match size of 'cond', but saw: " + str(t.shape[0]) + " vs. " + str(cond.shape[0]))
             else:
                 set_error(err, "'then' and 'else' must have the same size.  but received: " + dims_text(t.shape) + " vs. " + dims_text(e.shape))
-        return np.ascontiguousarray(e).copy()
-    out = np.ascontiguousarray(e).copy()
+        return out
     src = np.ascontiguousarray(t)
     flat_out = out.reshape((out.shape[0], out.size // out.shape[0] if out.shape[0] else 0))
     flat_src = src.reshape(flat_out.shape)

@@ -43,3 +43,25 @@ def add_context(err, node):
 
 def error_text(err):
     return bytes(err).split(b"\0", 1)[0].decode("ascii", "replace")
+
+
+@njit(cache=True, nogil=True)
+def dims_text(dims):
+    """A shape (array or tuple of ints) the way TensorFlow prints one in messages: "[2,3]"."""
+    s = "["
+    for i in range(len(dims)):
+        if i > 0:
+            s += ","
+        s += int_text(dims[i])
+    return s + "]"
+
+
+@njit(cache=True, nogil=True)
+def int_text(v):
+    """str() of an integer. Numba's own str() fails (MemoryError) on a type's most negative value."""
+    if v >= 0:
+        return str(v)
+    x = np.int64(v)
+    if x == -9223372036854775807 - 1:
+        return "-9223372036854775808"
+    return "-" + str(-x)

@@ -2,12 +2,26 @@
 import numpy as np
 from numba import njit
 
-from .errors import set_error
+from .errors import int_text, set_error
+
+
+@njit(cache=True, nogil=True)
+def _position(shape, flat):
+    """TF's name for element ``flat`` of an array of ``shape`` in messages: "[1,0]"."""
+    s = ""
+    for d in range(len(shape) - 1, -1, -1):
+        k = flat % shape[d] if shape[d] > 0 else 0
+        flat = flat // shape[d] if shape[d] > 0 else 0
+        s = ("," if d > 0 else "") + str(k) + s
+    return "[" + s + "]"
 
 
 @njit(cache=True, nogil=True)
 def gather(params, ids, axis, err):
-    """Returns (out as [outer, len(ids), inner], output shape vector). Ids are range-checked first."""
+    """Returns (out as [outer, len(ids), inner], output shape vector). Ids are range-checked first.
+
+    Like TF's GatherV2, nothing is checked when there is nothing to copy (outer or inner size 0).
+    """
     p = np.ascontiguousarray(params)
     outer = 1
     for d in range(axis):
@@ -26,10 +40,12 @@ def gather(params, ids, axis, err):
     for d in range(axis + 1, p.ndim):
         shape[ids.ndim + d - 1] = p.shape[d]
     out = np.empty((outer, m, inner), p.dtype)
+    if outer == 0 or inner == 0:
+        return out, shape
     for j in range(m):
         k = flat_ids[j]
         if k < 0 or k >= n:
-            set_error(err, "indices[" + str(j) + "] = " + str(k) + " is not in [0, " + str(n) + ")")
+            set_error(err, "indices" + _position(ids.shape, j) + " = " + int_text(k) + " is not in [0, " + str(n) + ")")
             return out[:0], shape
     src = p.reshape((outer, n, inner))
     for o in range(outer):  # explicit scalar loops: Numba slice assignment costs ~10 ns a call

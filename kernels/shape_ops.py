@@ -2,7 +2,9 @@
 import numpy as np
 from numba import njit
 
-from .errors import set_error
+from .errors import dims_text, int_text, set_error
+
+_MAX = 9223372036854775807
 
 
 @njit(cache=True, nogil=True)
@@ -15,37 +17,67 @@ def shape_of(x, rank, out_dtype_example):
 
 
 @njit(cache=True, nogil=True)
-def resolve_reshape(size, shape, err):
-    """TF Reshape's target shape with at most one -1 inferred, or an error."""
+def resolve_reshape(in_dims, shape, err):
+    """TF Reshape's output shape (at most one -1, inferred), or an error.
+
+    ``in_dims`` is the input's shape tuple, or just its size: the answer is the same unless both
+    the input and the requested shape contain zero-sized dims, where TF infers -1 from the
+    non-zero dims only ((0, 6) reshaped to [0, -1] is (0, 6); from the size alone, (0, 1)).
+    """
+    dims = np.asarray(in_dims).ravel()
+    size = 1
+    for i in range(dims.shape[0]):
+        size *= np.int64(dims[i])
     out = np.empty(shape.shape[0], np.int64)
-    known = 1
+    running = 1     # TF's overflow check: the shape built so far, -1 counted as 1
+    product = 1     # of the non-zero sizes
+    product_overflows = False
+    has_zero = False
     unknown = -1
     for i in range(shape.shape[0]):
         d = np.int64(shape[i])
+        out[i] = d
         if d == -1:
             if unknown >= 0:
-                set_error(err, "Reshape: only one input size may be -1, not both " + str(unknown) + " and " + str(i))
+                set_error(err, "Only one input size may be -1, not both " + str(unknown) + " and " + str(i))
                 return out
             unknown = i
+            out[i] = 1
         elif d < 0:
-            set_error(err, "Reshape: size " + str(i) + " must be non-negative, not " + str(d))
+            set_error(err, "Size " + str(i) + " must be non-negative, not " + int_text(d))
             return out
+        elif d == 0:
+            has_zero = True
+            running = 0
         else:
-            known *= d
-        out[i] = d
+            if running > _MAX // d:
+                set_error(err, "Shape " + dims_text(shape) + " has too many elements")
+                return out
+            running *= d
+            product_overflows = product_overflows or product > _MAX // d
+            product *= d
     if unknown >= 0:
-        if known == 0:
-            if size != 0:
-                set_error(err, "Reshape cannot infer the missing input size for an empty tensor unless all specified input sizes are non-zero")
-                return out
-            out[unknown] = 0
-        else:
-            if size % known != 0:
-                set_error(err, "Input to reshape is a tensor with " + str(size) + " values, but the requested shape requires a multiple of " + str(known))
-                return out
-            out[unknown] = size // known
-    elif known != size:
-        set_error(err, "Input to reshape is a tensor with " + str(size) + " values, but the requested shape has " + str(known))
+        if product_overflows:  # TF divides by the wrapped product (SIGFPE when it wraps to 0)
+            set_error(err, "Shape " + dims_text(shape) + " has too many elements")
+            return out
+        num = 1
+        input_has_zero = False
+        for i in range(dims.shape[0]):
+            v = np.int64(dims[i])
+            if v > 0 or not has_zero:
+                num *= v
+            else:
+                input_has_zero = True
+        missing = num // product
+        if not input_has_zero and product * missing != num:
+            set_error(err, "Input to reshape is a tensor with " + str(num) + " values, but the requested shape requires a multiple of " + str(product))
+            return out
+        out[unknown] = missing
+    total = 1
+    for i in range(out.shape[0]):
+        total *= out[i]
+    if total != size:
+        set_error(err, "Input to reshape is a tensor with " + str(size) + " values, but the requested shape has " + str(total))
     return out
 
 
@@ -71,7 +103,7 @@ def expanded_shape(x, rank, axis, err):
     """ExpandDims: the input's dims with a 1 inserted at ``axis`` (negative counts from the end)."""
     out = np.ones(rank + 1, np.int64)
     if axis < -rank - 1 or axis > rank:
-        set_error(err, "Tried to expand dim index " + str(axis) + " for tensor with " + str(rank) + " dimensions.")
+        set_error(err, "Tried to expand dim index " + int_text(axis) + " for tensor with " + str(rank) + " dimensions.")
         return out
     ax = axis + rank + 1 if axis < 0 else axis
     k = 0

@@ -4,7 +4,7 @@ then copy; only ranks 1 and 2 occur in feature-column graphs and are supported h
 import numpy as np
 from numba import njit
 
-from .errors import set_error
+from .errors import int_text, set_error
 
 
 @njit(cache=True, nogil=True)
@@ -18,10 +18,14 @@ def slice_bounds(shape, begin, size, err):
     for d in range(rank):
         b = np.int64(begin[d])
         s = np.int64(size[d])
+        dim = shape[d]
+        if b < 0 or b > dim:
+            set_error(err, "Expected begin[" + str(d) + "] in [0, " + str(dim) + "], but got " + int_text(b))
+            return out
         if s == -1:
-            s = shape[d] - b
-        if b < 0 or s < 0 or b + s > shape[d]:
-            set_error(err, "Expected begin[" + str(d) + "] in [0, " + str(shape[d]) + "] and size[" + str(d) + "] in [0, " + str(shape[d] - b if b >= 0 else shape[d]) + "], but got " + str(b) + " and " + str(s))
+            s = dim - b
+        if s < 0 or s > dim - b:  # not b + s > dim: that sum can overflow
+            set_error(err, "Expected size[" + str(d) + "] in [0, " + str(dim - b) + "], but got " + int_text(s))
             return out
         out[d, 0] = b
         out[d, 1] = b + s
@@ -51,6 +55,9 @@ def strided_slice_bounds(shape, begin, end, strides, begin_mask, end_mask, shrin
     rank = shape.shape[0]
     out = np.zeros((rank, 4), np.int64)
     n_spec = begin.shape[0]
+    if end.shape[0] != n_spec or strides.shape[0] != n_spec:
+        set_error(err, "Expected begin, end, and strides to be 1D equal size tensors, but got shapes [" + str(n_spec) + "], [" + str(end.shape[0]) + "], and [" + str(strides.shape[0]) + "] instead.")
+        return out
     if n_spec > rank:
         set_error(err, "Index out of range using input dim " + str(n_spec - 1) + "; input has only " + str(rank) + " dims")
         return out
@@ -65,12 +72,15 @@ def strided_slice_bounds(shape, begin, end, strides, begin_mask, end_mask, shrin
         if st == 0:
             set_error(err, "strides[" + str(d) + "] must be non-zero")
             return out
-        if (shrink_mask >> d) & 1:
+        if (shrink_mask >> d) & 1:  # begin_mask / end_mask do not apply
+            if st < 0:
+                set_error(err, "only stride 1 allowed on non-range indexing.")
+                return out
             b = np.int64(begin[d])
             if b < 0:
                 b += dim
             if b < 0 or b >= dim:
-                set_error(err, "slice index " + str(np.int64(begin[d])) + " of dimension " + str(d) + " out of bounds.")
+                set_error(err, "slice index " + int_text(b) + " of dimension " + str(d) + " out of bounds.")
                 return out
             out[d, 0] = b
             out[d, 1] = b + 1
@@ -101,9 +111,13 @@ def strided_slice_bounds(shape, begin, end, strides, begin_mask, end_mask, shrin
 
 @njit(cache=True, nogil=True)
 def _count(b, e, st):
-    if st > 0:
-        return max(0, (e - b + st - 1) // st)
-    return max(0, (b - e - st - 1) // (-st))
+    """Elements in range(b, e, st); b and e are clamped dims, st any non-zero int64 (no overflow)."""
+    span = e - b if st > 0 else b - e
+    if span <= 0:
+        return 0
+    if st >= span or st <= -span:
+        return 1
+    return (span - 1) // (st if st > 0 else -st) + 1
 
 
 @njit(cache=True, nogil=True)

@@ -1,8 +1,15 @@
-"""SparseReshape: re-linearise each index row-major under the new dense shape (one -1 allowed)."""
+"""SparseReshape: re-linearise each index row-major under the new dense shape (one -1 allowed).
+
+As in TF, indices are not range-checked: they are re-linearised with C++ integer arithmetic
+(division truncating toward zero, wrapping products) and passed through untouched when the shape
+does not change. Only the shapes are validated.
+"""
 import numpy as np
 from numba import njit
 
-from .errors import set_error
+from .errors import dims_text, int_text, set_error
+
+_MAX = 9223372036854775807
 
 
 @njit(cache=True, nogil=True)
@@ -13,19 +20,19 @@ def sparse_reshape(indices, input_shape, new_shape, err):
     out_shape = np.empty(out_rank, np.int64)
     out_idx = np.empty((nnz, out_rank), np.int64)
     if indices.shape[1] != in_rank:
-        set_error(err, "Input rank (" + str(in_rank) + ") and rank of input indices (" + str(indices.shape[1]) + ") don't match")
+        set_error(err, "Input tensor rank must match input shape length.")
         return out_idx[:0], out_shape
     dense_size = 1
     for d in range(in_rank):
-        if input_shape[d] < 0:
-            set_error(err, "Input shape must be non-negative, got " + str(input_shape[d]))
+        s = input_shape[d]
+        if s < 0:
+            set_error(err, "Expected shape dimensions to be non-negative, got " + int_text(s))
             return out_idx[:0], out_shape
-        # Guard against int64 overflow the way TF does (MultiplyWithoutOverflow).
-        if input_shape[d] != 0 and dense_size > 9223372036854775807 // input_shape[d]:
-            set_error(err, "Input shape is too large: product of dimensions overflows int64")
+        if s != 0 and dense_size > _MAX // s:  # TF: MultiplyWithoutOverflow
+            set_error(err, "Encountered overflow when multiplying " + str(dense_size) + " with " + str(s) + ", result: -1")
             return out_idx[:0], out_shape
-        dense_size *= input_shape[d]
-    product = 1
+        dense_size *= s
+    product = 1  # of the given sizes, -1 counted as 1: the running size of TF's output shape
     unknown = -1
     for d in range(out_rank):
         s = new_shape[d]
@@ -34,40 +41,51 @@ def sparse_reshape(indices, input_shape, new_shape, err):
                 set_error(err, "only one output dimension may be -1, not both " + str(unknown) + " and " + str(d))
                 return out_idx[:0], out_shape
             unknown = d
+            s = 1
         elif s < 0:
-            set_error(err, "size " + str(d) + " must be non-negative, not " + str(s))
+            set_error(err, "size " + str(d) + " must be non-negative, not " + int_text(s))
             return out_idx[:0], out_shape
-        else:
-            if s != 0 and product > 9223372036854775807 // s:
-                set_error(err, "Requested shape is too large: product of dimensions overflows int64")
-                return out_idx[:0], out_shape
-            product *= s
+        elif s != 0 and product > _MAX // s:
+            set_error(err, "Encountered overflow when multiplying " + str(product) + " with " + str(s) + ", result: -1")
+            return out_idx[:0], out_shape
+        product *= s
         out_shape[d] = s
     if unknown != -1:
-        if product == 0 or dense_size % product != 0:
-            set_error(err, "Input to reshape is a SparseTensor with " + str(dense_size) + " dense values, but the requested shape requires a multiple of " + str(product) + ". inputShape=" + str(input_shape) + " outputShape=" + str(out_shape))
+        if product == 0:
+            set_error(err, "reshape cannot infer the missing input size for an empty tensor unless all specified input sizes are non-zero")
+            return out_idx[:0], out_shape
+        if dense_size % product != 0:
+            set_error(err, "Input to reshape is a SparseTensor with " + str(dense_size) + " dense values, but the requested shape requires a multiple of " + str(product) + ". input_shape=" + dims_text(input_shape) + " output_shape=" + dims_text(out_shape))
             return out_idx[:0], out_shape
         out_shape[unknown] = dense_size // product
-        product = dense_size
-    if product != dense_size:
-        set_error(err, "Input to reshape is a tensor with " + str(dense_size) + " dense values, but the requested shape has " + str(product) + ". inputShape=" + str(input_shape) + " outputShape=" + str(out_shape))
+    elif product != dense_size:
+        set_error(err, "Input to reshape is a tensor with " + str(dense_size) + " dense values, but the requested shape has " + str(product) + ". input_shape=" + dims_text(input_shape) + " output_shape=" + dims_text(out_shape))
         return out_idx[:0], out_shape
     same = in_rank == out_rank
     for d in range(min(in_rank, out_rank)):
         same = same and input_shape[d] == out_shape[d]
-    for i in range(nnz):
-        for d in range(in_rank):
-            if indices[i, d] < 0 or indices[i, d] >= input_shape[d]:
-                set_error(err, "SparseReshape: index " + str(i) + " is out of bounds of the input shape")
-                return out_idx[:0], out_shape
-    if same:  # feature columns reshape [B, k] to [B, k]: nothing moves
-        out_idx[:, :] = indices
-        return out_idx, out_shape
+    if same:  # feature columns reshape [B, k] to [B, k]: nothing moves (TF forwards its input)
+        return indices.copy(), out_shape
+    if nnz > 0 and (dense_size == 0 or product == 0):
+        set_error(err, "Input tensor has " + str(nnz) + " non zero elements but input shape (" + dims_text(input_shape) + ") or output shape (" + dims_text(out_shape) + ") is empty")
+        return out_idx[:0], out_shape
+    in_strides = np.ones(in_rank, np.int64)
+    for d in range(in_rank - 2, -1, -1):
+        in_strides[d] = in_strides[d + 1] * input_shape[d + 1]
+    out_strides = np.ones(out_rank, np.int64)
+    for d in range(out_rank - 2, -1, -1):
+        out_strides[d] = out_strides[d + 1] * out_shape[d + 1]
     for i in range(nnz):
         lin = 0
         for d in range(in_rank):
-            lin = lin * input_shape[d] + indices[i, d]
-        for d in range(out_rank - 1, -1, -1):
-            out_idx[i, d] = lin % out_shape[d]
-            lin //= out_shape[d]
+            lin += indices[i, d] * in_strides[d]
+        for d in range(out_rank):
+            st = out_strides[d]  # > 0: every output dim is non-zero here
+            q = lin // st
+            r = lin - q * st
+            if r != 0 and lin < 0:  # C++ truncates toward zero where Python floors
+                q += 1
+                r -= st
+            out_idx[i, d] = q
+            lin = r
     return out_idx, out_shape

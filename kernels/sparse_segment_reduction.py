@@ -8,9 +8,11 @@ starts with its first ``n % 8`` rows (8 or 9 when that is 0 or 1), then adds blo
 import numpy as np
 from numba import njit
 
-from .errors import set_error
+from .errors import int_text, set_error
 
 SUM, MEAN, SQRTN = 0, 1, 2
+NO_NUM_SEGMENTS = -(1 << 62)  # num_segments for the ops without it (TF reads it as int32, so
+                              # every real value, -1 included, lies far from this one)
 
 
 @njit(cache=True, nogil=True)
@@ -65,7 +67,12 @@ def _reduce_segments(flat, indices, segment_ids, out, mode):
 
 @njit(cache=True, nogil=True)
 def sparse_segment_reduce(data, indices, segment_ids, num_segments, mode, err):
-    """``num_segments`` < 0 means "last segment id + 1" (the op without WithNumSegments)."""
+    """``num_segments`` NO_NUM_SEGMENTS means "last segment id + 1" (the op without it).
+
+    Validation follows TF: num_segments is read as an int32 (TF ignores its int64 dtype), with
+    int32 indices the last segment id must be below 2**31 - 1, and with int32 segment ids
+    "last id + 1" wraps.
+    """
     d = np.ascontiguousarray(data)
     n_rows = d.shape[0]
     width = 1
@@ -77,25 +84,39 @@ def sparse_segment_reduce(data, indices, segment_ids, num_segments, mode, err):
     if segment_ids.shape[0] != n:
         set_error(err, "segment_ids and indices should have same size.")
         return empty
-    if num_segments < 0:
-        num_segments = segment_ids[n - 1] + 1 if n > 0 else 0
-    if n > 0 and segment_ids[0] < 0:
+    last = np.int64(segment_ids[n - 1]) if n > 0 else np.int64(0)
+    if indices.itemsize == 4 and last >= 2147483647:
+        set_error(err, "Last segment id must be < kintmax, got " + int_text(last) + " limit 2147483647")
+        return empty
+    rows = last + 1 if n > 0 else np.int64(0)
+    if segment_ids.itemsize == 4 and rows > 2147483647:
+        rows = np.int64(-2147483648)  # TF computes last id + 1 in the segment ids' type
+    if num_segments != NO_NUM_SEGMENTS:
+        rows = np.int64(np.int32(num_segments))
+        if n > 0 and rows < last + 1:
+            set_error(err, "segment ids must be < num_segments")
+            return empty
+    if rows < 0:
         set_error(err, "segment ids must be >= 0")
         return empty
-    last = 0
+    prev = segment_ids[0] if n > 0 else 0
     for i in range(n):
         s = segment_ids[i]
-        if s < last:
+        if s < prev:
             set_error(err, "segment ids are not increasing")
             return empty
-        if s >= num_segments:
-            set_error(err, "Segment id " + str(s) + " out of range [0, " + str(num_segments) + "), possibly because 'segment_ids' input is not sorted.")
+        if s < 0 or s >= rows:
+            set_error(err, "Segment id " + int_text(s) + " out of range [0, " + str(rows) + "), possibly because 'segment_ids' input is not sorted.")
             return empty
-        last = s
+        prev = s
         j = indices[i]
         if j < 0 or j >= n_rows:
-            set_error(err, "Bad: indices[" + str(i) + "] == " + str(j) + " out of range [0, " + str(n_rows) + ")")
+            set_error(err, "Bad: indices[" + str(i) + "] == " + int_text(j) + " out of range [0, " + str(n_rows) + ")")
             return empty
-    out = np.zeros((num_segments, width), d.dtype)
+    try:  # segment ids and num_segments are data: they may ask for more than can be allocated
+        out = np.zeros((rows, width), d.dtype)
+    except Exception:
+        set_error(err, "OOM when allocating tensor with shape[" + str(rows) + "," + str(width) + "]")
+        return empty
     _reduce_segments(flat, indices, segment_ids, out, mode)
     return out

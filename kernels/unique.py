@@ -11,18 +11,20 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 @njit(cache=True, nogil=True)
 def unique(x, idx_dtype_example):
     n = x.shape[0]
-    cap = 16
+    cap, bits = 16, 4
     while cap < 2 * n:
         cap *= 2
-    mask = np.uint64(cap - 1)
+        bits += 1
+    # Fibonacci hashing: the slot is the product's top bits, which depend on every key bit
+    # (the low bits of the product ignore high key bits: keys k << 40 would share one slot).
+    shift = np.uint64(64 - bits)
     slots = np.full(cap, -1, np.int64)  # position in ``y`` of the key stored there
     y = np.empty(n, x.dtype)
     idx = np.empty(n, idx_dtype_example.dtype)
     count = 0
     for i in range(n):
         key = x[i]
-        h = (np.uint64(np.int64(key)) * _GOLDEN) >> np.uint64(17)
-        s = np.int64(h & mask)
+        s = np.int64((np.uint64(np.int64(key)) * _GOLDEN) >> shift)
         while True:
             j = slots[s]
             if j < 0:

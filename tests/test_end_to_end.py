@@ -124,3 +124,38 @@ def test_min_cluster_size_and_deny_list(model):
     counts = op_counts(denied.signatures["serving_default"])
     assert counts["Unique"] == len(COLUMNS)
     assert counts["PyFuncStateless"] >= 1
+
+
+def test_v1_input_layer(rng):
+    from conftest import feature_columns, input_specs
+    import tf_keras  # noqa: F401  (input_layer's variables come from the v1 variable scope)
+
+    wrapped = tf.compat.v1.wrap_function(
+        lambda x: tf.compat.v1.feature_column.input_layer(x, feature_columns()), [input_specs()])
+    opt = tf_blade.optimize(wrapped, bridge="native")
+    assert opt.report.fused_ops == 1
+    x = random_batch(50, rng, huge=True)
+    n_user = len(wrapped.inputs) - len(wrapped.captured_inputs)
+    reference = wrapped.prune(wrapped.inputs[:n_user], wrapped.outputs)  # callable with flat tensors
+    assert_same(reference(*flat_inputs(x))[0], opt.signatures["serving_default"](*flat_inputs(x)))
+
+
+def test_no_compiler_falls_back_to_numpy_function(tmp_path):
+    """With no C++ compiler (and no prebuilt op), optimize() still works through numpy_function."""
+    import subprocess
+    import sys
+    import textwrap
+    script = textwrap.dedent("""
+        import numpy as np, tensorflow as tf
+        import tf_blade
+        from tf_blade.examples import column_names, criteo_feature_model, synthetic_batch
+        m = criteo_feature_model(2, dim=4)
+        opt = tf_blade.optimize(m.serve)
+        x = synthetic_batch(9, 2)
+        args = [tf.constant(x[c]) for c in column_names(2)]
+        np.testing.assert_array_equal(m.serve(*args)["features"], opt.signatures["serving_default"](*args)["features"])
+        print("BRIDGE", opt.report.bridge)
+    """)
+    env = dict(__import__("os").environ, TF_BLADE_CACHE_DIR=str(tmp_path), CXX="/bin/false")
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=900)
+    assert "BRIDGE numpy" in result.stdout, result.stderr[-3000:]

@@ -11,8 +11,9 @@ import pytest
 import tensorflow as tf
 from numba import carray, cfunc
 
+from tf_blade.kernels.errors import set_error
 from tf_blade.runtime import native
-from tf_blade.runtime.abi import ENTRY_SIG, call_alloc, ptr_from_int, write_error
+from tf_blade.runtime.abi import ENTRY_SIG, ERRBUF_LEN, call_alloc, ptr_from_int
 
 # ---------------------------------------------------------------- entries
 
@@ -58,7 +59,7 @@ def str_lengths(in_ptrs, in_shapes, ctx, alloc, errbuf):
 
 @cfunc(ENTRY_SIG)
 def fails(in_ptrs, in_shapes, ctx, alloc, errbuf):
-    write_error(errbuf, "x must be positive, got shape [" + str(in_shapes[0]) + "]")
+    set_error(carray(errbuf, (ERRBUF_LEN,)), "x must be positive, got shape [" + str(in_shapes[0]) + "]")
     return 1
 
 
@@ -88,7 +89,7 @@ def positives(in_ptrs, in_shapes, ctx, alloc, errbuf):
 def bad_rank_alloc(in_ptrs, in_shapes, ctx, alloc, errbuf):
     dims = np.zeros(3, np.int64)
     if call_alloc(alloc, ctx, 0, 3, dims.ctypes.data) == 0:
-        write_error(errbuf, "alloc failed")
+        set_error(carray(errbuf, (ERRBUF_LEN,)), "alloc failed")
         return 1
     return 0
 
@@ -208,7 +209,8 @@ def test_helpers_are_cacheable(tmp_path):
         import ctypes, sys
         import numpy as np
         from numba import carray, cfunc
-        from tf_blade.runtime.abi import ENTRY_SIG, call_alloc, ptr_from_int, write_error
+        from tf_blade.kernels.errors import set_error
+        from tf_blade.runtime.abi import ENTRY_SIG, ERRBUF_LEN, call_alloc, ptr_from_int
 
         @cfunc(ENTRY_SIG, cache=True)
         def entry(in_ptrs, in_shapes, ctx, alloc, errbuf):
@@ -216,7 +218,7 @@ def test_helpers_are_cacheable(tmp_path):
             dims = np.empty(1, np.int64)
             dims[0] = in_shapes[0]
             a = call_alloc(alloc, ctx, 0, 1, dims.ctypes.data)
-            write_error(errbuf, "sum=" + str(int(x.sum())) + " addr=" + str(a))
+            set_error(carray(errbuf, (ERRBUF_LEN,)), "sum=" + str(int(x.sum())) + " addr=" + str(a))
             return 1
 
         @ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,

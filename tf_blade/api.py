@@ -76,11 +76,13 @@ def _optimize_function(cf, variables, bridge, options, keep_alive):
         make = bridges.native_node
     else:
         make = functools.partial(bridges.numpy_node, keep_alive=keep_alive)
-    graph_def, entry = run_pipeline(cf.graph.as_graph_def(), [t.name for t in outputs], options, make,
-                                    variable_shapes(cf, variables))
+    graph_def, entry, fetches = run_pipeline(cf.graph.as_graph_def(), [t.name for t in outputs], options,
+                                             make, variable_shapes(cf, variables))
     if not entry["clusters"]:
         return cf, entry
-    _, new_cf = rebuild(cf, graph_def, variables)
+    _, new_cf = rebuild(cf, graph_def, variables, fetches)
+    # The py-func registry holds numpy-bridge kernels weakly: the function itself must keep them.
+    new_cf._tf_blade_kernels = keep_alive
     entry["rewrite_seconds"] = round(time.perf_counter() - start, 3)
     return new_cf, entry
 

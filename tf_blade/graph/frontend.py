@@ -73,13 +73,14 @@ def variable_shapes(cf, variables):
     return shapes
 
 
-def rebuild(cf, graph_def, variables):
+def rebuild(cf, graph_def, variables, fetches):
     """A new ConcreteFunction running ``graph_def`` in place of ``cf``'s body: same inputs (names
-    included), same nested outputs, the same variables captured by handle."""
-    placeholders, names, outputs = function_io(cf)
+    included), same nested outputs (``fetches``: their refs in ``graph_def``), the same
+    variables captured by handle."""
+    placeholders, names, _ = function_io(cf)
     by_handle = {id(v.handle): v for v in variables}
     captures = list(cf.graph.captures)
-    fetches = [t.name for t in outputs]
+    fetches = [f if ":" in f else f + ":0" for f in fetches]
     ph_names = [p.name for p in placeholders]
     structure = cf.structured_outputs
 

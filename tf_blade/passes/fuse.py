@@ -15,7 +15,7 @@ from ..graph.ir import Graph, Node, make_ref, parse_ref
 MAX_INLINED_CONST_ELEMENTS = 1024  # larger constants (frozen tables) stay graph inputs
 
 
-def build_spec(graph: Graph, cluster: List[str]):
+def build_spec(graph: Graph, cluster: List[str], fetches=()):
     """Returns (spec dict, input refs in the outer graph, output refs in the outer graph)."""
     members = set(cluster)
     users = graph.consumers()
@@ -48,11 +48,12 @@ def build_spec(graph: Graph, cluster: List[str]):
             local[make_ref(name, j)] = f"{k}:{j}"
 
     output_refs = []
+    fetched = set(fetches)
     for name in cluster:
         outside = [u for u in users[name] if u not in members]
         for j in range(len(graph.nodes[name].out_dtypes)):
             ref = make_ref(name, j)
-            if any(ref in graph.nodes[u].inputs for u in outside):
+            if ref in fetched or any(ref in graph.nodes[u].inputs for u in outside):
                 output_refs.append(ref)
     spec = {"inputs": inputs, "nodes": nodes, "outputs": [local[r] for r in output_refs]}
     return spec, input_refs, output_refs
@@ -74,11 +75,11 @@ def spec_text(spec) -> str:
     return json.dumps(spec, sort_keys=True, separators=(",", ":"))
 
 
-def replace_cluster(graph: Graph, cluster: List[str], fused_name: str, make_fused_node) -> Node:
+def replace_cluster(graph: Graph, cluster: List[str], fused_name: str, make_fused_node, fetches=()):
     """Swaps ``cluster`` for the node ``make_fused_node(name, spec, input_refs, output_refs)``
-    returns, rewiring data and control edges; returns that node."""
+    returns, rewiring data and control edges; returns that node and {old ref: new ref}."""
     members = set(cluster)
-    spec, input_refs, output_refs = build_spec(graph, cluster)
+    spec, input_refs, output_refs = build_spec(graph, cluster, fetches)
     if not getattr(make_fused_node, "takes_resources", False):  # the numpy bridge needs values
         for i, inp in enumerate(spec["inputs"]):
             if inp["read_variable"]:
@@ -95,7 +96,7 @@ def replace_cluster(graph: Graph, cluster: List[str], fused_name: str, make_fuse
             kept = [c for c in node.control_inputs if c not in members]
             node.control_inputs = kept + [fused_name]
     graph.nodes[fused_name] = fused
-    return fused
+    return fused, new_ref
 
 
 def _read_variable(graph: Graph, resource_ref: str, dtype: int, fused_name: str, i: int) -> str:

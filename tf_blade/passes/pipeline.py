@@ -31,7 +31,7 @@ class Options:
 @dataclasses.dataclass
 class State:
     graph_def: object
-    fetches: List[str]                 # output refs that must keep their names
+    fetches: List[str]                 # the function's outputs; fusing renames them
     options: Options
     make_fused_node: Callable
     variable_shapes: dict = dataclasses.field(default_factory=dict)
@@ -64,9 +64,8 @@ def refuse_training_pass(s: State):
 
 def cluster_pass(s: State):
     graph, options = s.graph, s.options
-    fetch_nodes = {parse_ref(r)[0] for r in s.fetches}
     refused = collections.Counter()
-    blocked = set(fetch_nodes)        # graph outputs keep their nodes (and names)
+    blocked = set()
     while True:
         def ok(name):
             if name in blocked:
@@ -78,7 +77,7 @@ def cluster_pass(s: State):
         refused.clear()
         clusters = partition(graph, ok)
         # A string or resource value cannot leave a fused op: keep its producer in TF and retry.
-        leaking = _nodes_with_unexportable_outputs(graph, clusters)
+        leaking = _nodes_with_unexportable_outputs(graph, clusters, s.fetches)
         if not leaking:
             break
         blocked |= leaking
@@ -92,7 +91,8 @@ def fuse_pass(s: State):
     for i, cluster in enumerate(s.clusters):
         op_types = collections.Counter(s.graph.nodes[m].op for m in cluster)
         name = s.graph.unique_name(f"blade_cluster_{i}")
-        node = fuse.replace_cluster(s.graph, cluster, name, s.make_fused_node)
+        node, renamed = fuse.replace_cluster(s.graph, cluster, name, s.make_fused_node, s.fetches)
+        s.fetches = [renamed.get(r, r) for r in s.fetches]
         fused.append({"name": name, "op": node.op, "tf_ops": len(cluster), "op_types": dict(op_types)})
     s.report["clusters"] = fused
     return bool(fused)
@@ -113,8 +113,9 @@ PIPELINE = [
 
 
 def run_pipeline(graph_def, fetches, options: Options, make_fused_node, variable_shapes=None):
-    """Returns (rewritten GraphDef, report). Stops early when a pass finds nothing to do."""
-    s = State(graph_def=graph_def, fetches=list(fetches), options=options,
+    """Returns (rewritten GraphDef, report, the outputs' new names). Stops early when a pass
+    finds nothing to do."""
+    s = State(graph_def=graph_def, fetches=[make_ref(*parse_ref(f)) for f in fetches], options=options,
               make_fused_node=make_fused_node, variable_shapes=dict(variable_shapes or {}))
     for name, run in PIPELINE:
         try:
@@ -127,7 +128,7 @@ def run_pipeline(graph_def, fetches, options: Options, make_fused_node, variable
         s.graph = from_graphdef(s.graph_def, s.variable_shapes)
     s.report["tf_ops_after"] = _count_ops(s.graph)
     s.report.setdefault("clusters", [])
-    return to_graphdef(s.graph), s.report
+    return to_graphdef(s.graph), s.report, s.fetches
 
 
 def _count_ops(graph: Graph) -> int:
@@ -140,8 +141,9 @@ def _weight(graph: Graph, cluster) -> int:
     return sum(1 for name in cluster if graph.nodes[name].op not in ("Identity",))
 
 
-def _nodes_with_unexportable_outputs(graph: Graph, clusters):
+def _nodes_with_unexportable_outputs(graph: Graph, clusters, fetches):
     leaking = set()
+    fetched = set(fetches)
     users = graph.consumers()
     for cluster in clusters:
         members = set(cluster)
@@ -151,6 +153,6 @@ def _nodes_with_unexportable_outputs(graph: Graph, clusters):
             for j, dtype in enumerate(node.out_dtypes):
                 ref = make_ref(name, j)
                 if not supported(dtype) or dtype == STRING:
-                    if any(ref in u.inputs for u in outside):
+                    if ref in fetched or any(ref in u.inputs for u in outside):
                         leaking.add(name)
     return leaking

@@ -8,7 +8,7 @@ Everything here is pure codegen (no ctypes globals, no baked-in addresses), so
 functions using these helpers can be compiled with ``cache=True``.
 """
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
 
 ENTRY_SIG = types.int64(
@@ -71,40 +71,3 @@ def call_alloc(typingctx, alloc_fn, ctx, index, ndim, dims_addr):
         return builder.ptrtoint(res, i64)
 
     return sig, codegen
-
-
-@njit
-def write_error(errbuf, msg):
-    """UTF-8 encode `msg` into the 1024-byte errbuf, NUL-terminated; truncates
-    at a character boundary so the result stays valid UTF-8."""
-    limit = ERRBUF_LEN - 1
-    n = 0
-    for ch in msg:
-        c = ord(ch)
-        if c < 0x80:
-            w = 1
-        elif c < 0x800:
-            w = 2
-        elif c < 0x10000:
-            w = 3
-        else:
-            w = 4
-        if n + w > limit:
-            break
-        if w == 1:
-            errbuf[n] = c
-        elif w == 2:
-            errbuf[n] = 0xC0 | (c >> 6)
-            errbuf[n + 1] = 0x80 | (c & 0x3F)
-        elif w == 3:
-            errbuf[n] = 0xE0 | (c >> 12)
-            errbuf[n + 1] = 0x80 | ((c >> 6) & 0x3F)
-            errbuf[n + 2] = 0x80 | (c & 0x3F)
-        else:
-            errbuf[n] = 0xF0 | (c >> 18)
-            errbuf[n + 1] = 0x80 | ((c >> 12) & 0x3F)
-            errbuf[n + 2] = 0x80 | ((c >> 6) & 0x3F)
-            errbuf[n + 3] = 0x80 | (c & 0x3F)
-        n += w
-    errbuf[n] = 0
-    return n

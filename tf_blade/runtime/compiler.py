@@ -7,6 +7,7 @@ and ranks, never shapes, so one compile serves every batch size.
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import importlib.util
 import json
@@ -44,8 +45,25 @@ def load_kernel(spec_text: str):
         return module
 
 
+@functools.lru_cache(maxsize=1)
+def code_version() -> str:
+    """Hash of every source a generated kernel links in. Numba's disk cache checks only the
+    generated file itself, so a changed kernel must change the folder the file lives in."""
+    from .. import codegen, kernels
+    digest = hashlib.sha256(numba.__version__.encode())
+    for package in (kernels, codegen):
+        root = os.path.dirname(package.__file__)
+        for folder, _, files in sorted(os.walk(root)):
+            for name in sorted(f for f in files if f.endswith(".py")):
+                with open(os.path.join(folder, name), "rb") as f:
+                    digest.update(f.read())
+    with open(os.path.join(os.path.dirname(__file__), "abi.py"), "rb") as f:
+        digest.update(f.read())
+    return digest.hexdigest()[:12]
+
+
 def _write_source(key: str, source: str) -> str:
-    folder = os.path.join(cache_root(), "kernels", f"numba-{numba.__version__}")
+    folder = os.path.join(cache_root(), "kernels", f"numba-{numba.__version__}-{code_version()}")
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"k_{key}.py")
     try:

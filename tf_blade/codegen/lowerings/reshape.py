@@ -11,12 +11,17 @@ class ReshapeLowering(Lowering):
 
     def emit(self, node, ins, em):
         x, shape = ins
-        (dims,) = em.call(1, f"{em.kernel('shape_ops', 'resolve_reshape')}({x.var}.size, {shape.var}, err)", True)
+        (dims,) = em.call(1, f"{em.kernel('shape_ops', 'resolve_reshape')}({_dims(x)}, {shape.var}, err)", True)
         out = em.tmp()
         em.line(f"{out} = {em.reshape(x.var, dims, node.out_ranks[0])}")
         if x.is_string:
             em.share_pool(out, x)
         return [out]
+
+
+def _dims(x):
+    """The input's true dims as a tuple expression (a scalar is one value of size 1)."""
+    return f"{x.var}.shape" if x.rank > 0 else "(1,)"
 
 
 @lowering("ExpandDims")

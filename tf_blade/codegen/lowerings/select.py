@@ -15,9 +15,7 @@ class SelectLowering(Lowering):
         out = em.tmp()
         bshape = em.kernel("elementwise", "broadcast_shape")
         if node.op == "Select" and cond.rank == 1 and t.rank > 1:
-            em.call(1, f"{bshape}({t.var}.shape, {e.var}.shape, {t.rank}, {e.rank}, err)", True)
-            em.line(f"{out} = {em.kernel('elementwise', 'select_rows')}({cond.var}, {t.var}, {e.var})")
-            return [out]
+            return em.call(1, f"{em.kernel('elementwise', 'select_rows')}({cond.var}, {t.var}, {e.var}, err)", True)
         em.call(1, f"{bshape}({t.var}.shape, {e.var}.shape, {t.rank}, {e.rank}, err)", True)
         em.call(1, f"{bshape}({cond.var}.shape, {t.var}.shape, {cond.rank}, {t.rank}, err)", True)
         if cond.rank == t.rank == e.rank:  # same rank: equal shapes at run time take the fast loop

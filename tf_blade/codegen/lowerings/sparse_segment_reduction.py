@@ -17,7 +17,8 @@ class SparseSegmentReductionLowering(Lowering):
 
     def emit(self, node, ins, em):
         data, indices, segment_ids = ins[:3]
-        num = f"np.int64({ins[3].var}[0])" if len(ins) == 4 else "-1"
+        num = (f"np.int64({ins[3].var}[0])" if len(ins) == 4
+               else em.kernel("sparse_segment_reduction", "NO_NUM_SEGMENTS"))
         mode = _MODE[node.op[len("SparseSegment"):].replace("WithNumSegments", "")]
         (flat,) = em.call(1, f"{em.kernel('sparse_segment_reduction', 'sparse_segment_reduce')}("
                              f"{data.var}, {indices.var}, {segment_ids.var}, {num}, {mode}, err)", True)

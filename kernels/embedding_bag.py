@@ -1,0 +1,102 @@
+"""Embedding bag: the whole embedding_lookup_sparse tail of a feature column in one pass.
+
+Replaces SparseFillEmptyRows -> Unique -> (Resource)Gather -> SparseSegment{Sum,Mean,SqrtN} ->
+Select(empty rows, 0): out[r] = reduce(table[values[i]] for the entries i of row r), entries in
+input order, empty rows zero. Rows are combined in TF's SparseSegmentReduction order (see
+sparse_segment_reduction.py), so results are bit-identical; nothing in between is materialised.
+"""
+import numpy as np
+from numba import njit
+
+from .errors import dims_text, int_text, set_error
+from .sparse_segment_reduction import MEAN, SQRTN, SUM  # noqa: F401  (modes, re-exported)
+
+
+@njit(cache=True, nogil=True)
+def embedding_bag(indices, values, dense_shape, table, mode, err):
+    nnz = indices.shape[0]
+    rank = indices.shape[1]
+    width = table.shape[1]
+    n_table = table.shape[0]
+    empty = np.zeros((0, width), table.dtype)
+    # SparseFillEmptyRows' checks, in its order.
+    if dense_shape.shape[0] != rank:
+        set_error(err, "SparseFillEmptyRows: dense_shape " + dims_text(dense_shape) + " does not match the rank of indices (" + int_text(rank) + ")")
+        return empty
+    if values.shape[0] != nnz:
+        set_error(err, "SparseFillEmptyRows: values.shape[0] (" + int_text(values.shape[0]) + ") must match indices.shape[0] (" + int_text(nnz) + ")")
+        return empty
+    rows = dense_shape[0] if rank > 0 else 0
+    if rows < 0:
+        set_error(err, "SparseFillEmptyRows: dense_shape[0] must be non-negative, got " + int_text(rows))
+        return empty
+    if rows == 0:
+        if nnz > 0:
+            set_error(err, "Received SparseTensor with dense_shape[0] = 0 but indices.shape[0] = " + int_text(nnz))
+        return empty
+    counts = np.zeros(rows + 1, np.int64)
+    for i in range(nnz):
+        row = indices[i, 0]
+        if row < 0 or row >= rows:
+            set_error(err, "indices(" + int_text(i) + ", 0) is invalid: " + int_text(row) + (" < 0" if row < 0 else " >= " + int_text(rows)))
+            return empty
+        v = values[i]
+        if v < 0 or v >= n_table:  # what the gather from the table would reject
+            set_error(err, "indices[" + int_text(i) + "] = " + int_text(v) + " is not in [0, " + int_text(n_table) + ")")
+            return empty
+        counts[row + 1] += 1
+    for r in range(rows):
+        if counts[r + 1] == 0 and n_table == 0:  # an empty row gathers the default id 0
+            set_error(err, "indices[0] = 0 is not in [0, 0)")
+            return empty
+        counts[r + 1] += counts[r]
+    # Stable counting sort: entries of a row keep their input order, as SparseFillEmptyRows does.
+    order = np.empty(nnz, np.int64)
+    fill = counts[:rows].copy()
+    for i in range(nnz):
+        row = indices[i, 0]
+        order[fill[row]] = values[i]
+        fill[row] += 1
+    out = np.zeros((rows, width), table.dtype)
+    tmp = np.empty(width, table.dtype)
+    scalar = np.empty(1, table.dtype)  # rounds n and sqrt(n) to the table's precision, as TF does
+    for r in range(rows):
+        start = counts[r]
+        end = counts[r + 1]
+        num = end - start
+        if num == 0:
+            continue
+        first = order[start]
+        for c in range(width):
+            out[r, c] = table[first, c]
+        if num == 1:
+            continue
+        k = num & 7
+        if k < 2:
+            k += 8
+        for j in range(start + 1, start + k):
+            row = order[j]
+            for c in range(width):
+                out[r, c] += table[row, c]
+        for b in range(start + k, end, 8):
+            first = order[b]
+            for c in range(width):
+                tmp[c] = table[first, c]
+            for j in range(b + 1, b + 8):
+                row = order[j]
+                for c in range(width):
+                    tmp[c] += table[row, c]
+            for c in range(width):
+                out[r, c] += tmp[c]
+        if mode != SUM:
+            scalar[0] = num if mode == MEAN else np.sqrt(np.float64(num))
+            if num < 10:
+                scalar[0] = 1 / scalar[0]
+                s = scalar[0]
+                for c in range(width):
+                    out[r, c] *= s
+            else:
+                s = scalar[0]
+                for c in range(width):
+                    out[r, c] /= s
+    return out

@@ -1,0 +1,150 @@
+"""kernels/elementwise.py: broadcast_shape against tf.raw_ops.BroadcastArgs, select_rows against
+tf.raw_ops.Select (v1, vector condition), string_equals_const against tf.raw_ops.Equal."""
+import numpy as np
+import pytest
+import tensorflow as tf
+from hypothesis import given, settings, strategies as st
+
+from tf_blade.kernels.elementwise import broadcast_shape, select_rows, string_equals_const
+from tf_blade.kernels.errors import error_text, new_error_buffer
+
+
+@pytest.fixture
+def rng():
+    seed = np.random.SeedSequence().entropy
+    print(f"numpy seed: {seed}")  # shown by pytest when the test fails
+    return np.random.default_rng(seed)
+
+
+# --------------------------------------------------------------------------------------------
+# broadcast_shape
+# --------------------------------------------------------------------------------------------
+
+def check_broadcast(a, b):
+    try:
+        want = tf.raw_ops.BroadcastArgs(s0=tf.constant(a, tf.int64), s1=tf.constant(b, tf.int64)).numpy()
+        tf_err = None
+    except tf.errors.InvalidArgumentError as e:
+        want, tf_err = None, e.message
+    err = new_error_buffer()
+    # Shapes travel as tuples with the true rank alongside; a rank-0 tensor's shape is (1,).
+    got = broadcast_shape(tuple(a) or (1,), tuple(b) or (1,), len(a), len(b), err)
+    if tf_err is not None:
+        assert err[0] != 0, f"TF raised {tf_err!r} but the kernel accepted {a} and {b}"
+        assert error_text(err)
+        return
+    assert err[0] == 0, f"kernel rejected {a} and {b}: {error_text(err)}"
+    np.testing.assert_array_equal(got, want)
+
+
+dims = st.lists(st.sampled_from([0, 1, 1, 2, 3, 5]), max_size=4)
+
+
+@settings(max_examples=50, deadline=None)
+@given(a=dims, b=dims)
+def test_broadcast_shape_hypothesis(a, b):
+    check_broadcast(a, b)
+
+
+def test_broadcast_shape_random(rng):
+    for _ in range(200):
+        ra, rb = rng.integers(0, 5, size=2)
+        a = [int(rng.choice([0, 1, 2, 3, 7])) for _ in range(ra)]
+        b = [int(rng.choice([0, 1, 2, 3, 7])) for _ in range(rb)]
+        if rb and rng.random() < 0.5:  # make them compatible more often
+            b = [x if rng.random() < 0.5 else 1 for x in a[-rb:]] + b[len(a):] if len(a) >= rb else b
+        check_broadcast(a, b)
+
+
+def test_broadcast_shape_edges():
+    for a, b in [([], []), ([0], [1]), ([1], [0]), ([0], [0]), ([0], [2]), ([2, 1], [0]),
+                 ([5, 1, 3], [4, 1]), ([5, 2, 3], [4, 3]), ([2**40], [1]), ([1], [2**40])]:
+        check_broadcast(a, b)
+        check_broadcast(b, a)
+
+
+# --------------------------------------------------------------------------------------------
+# select_rows (Select v1 with a vector condition choosing whole rows)
+# --------------------------------------------------------------------------------------------
+
+def tf_select(cond, t, e):
+    try:
+        return tf.raw_ops.Select(condition=tf.constant(cond), x=tf.constant(t), y=tf.constant(e)).numpy(), None
+    except tf.errors.InvalidArgumentError as ex:
+        return None, ex.message
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
+def test_select_rows_random(rng, dtype):
+    for _ in range(50):
+        n = int(rng.integers(0, 8))
+        inner = tuple(int(d) for d in rng.integers(0, 4, size=int(rng.integers(1, 3))))
+        cond = rng.random(n) < 0.5
+        t = rng.integers(-9, 9, size=(n,) + inner).astype(dtype)
+        e = rng.integers(-9, 9, size=(n,) + inner).astype(dtype)
+        want, tf_err = tf_select(cond, t, e)
+        assert tf_err is None
+        got = select_rows(cond, t, e)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+        err = new_error_buffer()
+        np.testing.assert_array_equal(select_rows(cond, t, e, err), want)
+        assert err[0] == 0
+
+
+@pytest.mark.parametrize("n_cond, t_shape, e_shape", [
+    (2, (3, 2), (3, 2)),   # condition shorter than the batch
+    (4, (3, 2), (3, 2)),   # ...longer (an out-of-bounds write without the check)
+    (3, (3, 2), (1, 2)),   # then / else shapes differ (broadcastable, but Select v1 refuses)
+    (3, (3, 2), (3, 1)),
+    (3, (3, 2), (5, 2)),
+    (3, (3, 2), (3, 2, 1)),  # different ranks
+])
+def test_select_rows_mismatched_shapes(n_cond, t_shape, e_shape):
+    cond = np.ones(n_cond, np.bool_)
+    t, e = np.ones(t_shape, np.float32), np.zeros(e_shape, np.float32)
+    want, tf_err = tf_select(cond, t, e)
+    assert tf_err is not None
+    err = new_error_buffer()
+    select_rows(cond, t, e, err)  # must not write out of bounds or raise
+    assert err[0] != 0 and error_text(err)
+    select_rows(cond, t, e)  # without an error buffer: still no crash
+
+
+# --------------------------------------------------------------------------------------------
+# string_equals_const
+# --------------------------------------------------------------------------------------------
+
+def make_pool(strings):
+    offsets = np.zeros(len(strings) + 1, np.int64)
+    np.cumsum([len(s) for s in strings], out=offsets[1:])
+    data = np.frombuffer(b"".join(strings), np.uint8).copy() if offsets[-1] else np.zeros(0, np.uint8)
+    return offsets, data
+
+
+@settings(max_examples=50, deadline=None)
+@given(strings=st.lists(st.binary(max_size=6), max_size=12), const=st.binary(max_size=6),
+       pick=st.booleans())
+def test_string_equals_const_hypothesis(strings, const, pick):
+    if pick and strings:
+        const = strings[len(strings) // 2]
+    offsets, data = make_pool(strings)
+    ids = np.arange(len(strings), dtype=np.int64)
+    cb = np.frombuffer(const, np.uint8).copy() if const else np.zeros(0, np.uint8)
+    got = string_equals_const(ids, offsets, data, cb)
+    t = tf.constant(np.array(strings, dtype=object), tf.string) if strings else tf.zeros([0], tf.string)
+    want = tf.raw_ops.Equal(x=t, y=tf.constant(const, tf.string)).numpy()
+    np.testing.assert_array_equal(got, want)
+
+
+def test_string_equals_const_2d_with_zero_bytes(rng):
+    strings = [b"", b"a", b"a\x00", b"\x00a", b"ab", b"\xff\xfe", b"a" * 40, b"a" * 39 + b"b"]
+    pick = [strings[i] for i in rng.integers(0, len(strings), 24)]
+    offsets, data = make_pool(pick)
+    ids = np.arange(24, dtype=np.int64).reshape(4, 6)
+    t = tf.constant(np.array(pick, dtype=object).reshape(4, 6), tf.string)
+    for const in strings:
+        cb = np.frombuffer(const, np.uint8).copy() if const else np.zeros(0, np.uint8)
+        got = string_equals_const(ids, offsets, data, cb)
+        want = tf.raw_ops.Equal(x=t, y=tf.constant(const, tf.string)).numpy()
+        np.testing.assert_array_equal(got, want)

@@ -1,0 +1,117 @@
+"""kernels/gather_nd.py against tf.raw_ops.GatherNd, random inputs, bit-exact, errors included."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tf_blade.kernels.errors import error_text, new_error_buffer
+from tf_blade.kernels.gather_nd import gather_nd
+
+I64 = np.iinfo(np.int64)
+
+
+@pytest.fixture
+def rng():
+    seed = np.random.SeedSequence().entropy
+    print(f"numpy seed: {seed}")  # shown by pytest when the test fails
+    return np.random.default_rng(seed)
+
+
+def tf_gather_nd(params, indices):
+    try:
+        return tf.raw_ops.GatherNd(params=tf.constant(params), indices=tf.constant(indices)).numpy(), None
+    except tf.errors.InvalidArgumentError as e:
+        return None, e.message
+
+
+def run_kernel(params, indices):
+    err = new_error_buffer()
+    out, shape = gather_nd(params, indices, err)
+    if err[0]:
+        return None, error_text(err)
+    return out.reshape(tuple(shape)), None
+
+
+def assert_identical(got, want):
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
+    if got.dtype.kind == "f":
+        got, want = got.view(f"u{got.itemsize}"), want.view(f"u{want.itemsize}")
+    np.testing.assert_array_equal(got, want)
+
+
+def check(params, indices):
+    want, tf_err = tf_gather_nd(params, indices)
+    got, k_err = run_kernel(params, indices)
+    if tf_err is not None:
+        assert k_err, f"TF raised {tf_err!r} but the kernel accepted the input"
+        return
+    assert k_err is None, f"kernel rejected an input TF accepts: {k_err}"
+    assert_identical(got, want)
+
+
+def random_case(rng, idx_dtype, bad_rate=0.3):
+    rank = int(rng.integers(1, 5))
+    shape = tuple(int(d) for d in rng.integers(1, 5, size=rank))
+    if rng.random() < 0.15:
+        shape = tuple(0 if rng.random() < 0.5 else d for d in shape)
+    params = rng.standard_normal(shape).astype(np.float32)
+    k = int(rng.integers(0, rank + 1))
+    batch = tuple(int(d) for d in rng.integers(0, 4, size=int(rng.integers(0, 3))))
+    idx = np.stack([rng.integers(0, max(shape[d], 1), size=batch) for d in range(k)], axis=-1) \
+        if k else np.zeros(batch + (0,), np.int64)
+    idx = idx.astype(idx_dtype).reshape(batch + (k,))
+    if idx.size and rng.random() < bad_rate:
+        info = np.iinfo(idx_dtype)
+        idx.flat[rng.integers(0, idx.size)] = rng.choice([-1, 5, info.max, info.min])
+    return params, idx
+
+
+@pytest.mark.parametrize("idx_dtype", [np.int16, np.int32, np.int64])
+def test_gather_nd_random(rng, idx_dtype):
+    for _ in range(120):
+        check(*random_case(rng, idx_dtype))
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.int64, np.bool_, np.uint8])
+def test_gather_nd_value_dtypes(rng, dtype):
+    for _ in range(20):
+        params, idx = random_case(rng, np.int64, bad_rate=0.1)
+        check((params * 100).astype(dtype), idx)
+
+
+def test_gather_nd_index_depth_greater_than_rank_sets_error():
+    # TF: "index innermost dimension length must be <= params rank"
+    for params_shape, idx_shape in [((3, 3), (2, 3)), ((4,), (1, 2)), ((2, 2), (0, 3)),
+                                    ((4,), (3,)), ((2,), (5,)), ((2, 2), (1, 1, 4))]:
+        check(np.ones(params_shape, np.float32), np.zeros(idx_shape, np.int32))
+
+
+def test_gather_nd_empty_params():
+    f = np.float32
+    check(np.zeros((3, 0), f), np.zeros((2, 1), np.int32))   # TF: "params is empty"
+    check(np.zeros((3, 0), f), np.array([[7]], np.int32))
+    check(np.zeros((3, 0), f), np.zeros((0, 1), np.int32))   # nothing requested: fine
+    check(np.zeros((0, 3), f), np.zeros((2, 0), np.int32))   # whole (empty) params twice
+    check(np.zeros((0, 3), f), np.zeros((0, 0), np.int32))
+
+
+def test_gather_nd_depth_zero_copies_whole_params(rng):
+    params = rng.standard_normal((2, 3)).astype(np.float32)
+    check(params, np.zeros((2, 0), np.int64))
+    check(params, np.zeros((2, 2, 0), np.int32))
+
+
+@pytest.mark.parametrize("bad", [[-1, 0], [1, 3], [2, 0], [I64.min, 0], [0, I64.max]])
+def test_gather_nd_out_of_range_sets_error(bad):
+    params = np.arange(6, dtype=np.float64).reshape(2, 3)
+    idx = np.array([[0, 0], bad], np.int64)
+    check(params, idx)
+    err = new_error_buffer()
+    gather_nd(params, idx, err)
+    assert err[0] != 0 and "does not index into param shape" in error_text(err)
+
+
+def test_gather_nd_large(rng):
+    params = rng.standard_normal((50, 40, 3)).astype(np.float32)
+    idx = np.stack([rng.integers(0, 50, 5000), rng.integers(0, 40, 5000)], axis=-1)
+    check(params, idx)
+    check(params, idx[:, :1].copy())

@@ -1,0 +1,187 @@
+"""kernels/shape_ops.py: resolve_reshape against tf.raw_ops.Reshape, expanded_shape against
+tf.raw_ops.ExpandDims, shape_of against tf.raw_ops.Shape, prod_all / sum_all against
+tf.raw_ops.Prod / Sum (integer wrap-around included)."""
+import numpy as np
+import pytest
+import tensorflow as tf
+from hypothesis import given, settings, strategies as st
+
+from tf_blade.kernels.errors import error_text, new_error_buffer
+from tf_blade.kernels.shape_ops import expanded_shape, prod_all, resolve_reshape, shape_of, sum_all
+
+I64 = np.iinfo(np.int64)
+
+
+@pytest.fixture
+def rng():
+    seed = np.random.SeedSequence().entropy
+    print(f"numpy seed: {seed}")  # shown by pytest when the test fails
+    return np.random.default_rng(seed)
+
+
+# --------------------------------------------------------------------------------------------
+# resolve_reshape
+# --------------------------------------------------------------------------------------------
+
+def tf_reshape_shape(in_shape, target):
+    try:
+        x = tf.zeros(in_shape, tf.int8)
+        return np.array(tf.raw_ops.Reshape(tensor=x, shape=tf.constant(target)).shape, np.int64), None
+    except tf.errors.InvalidArgumentError as e:
+        return None, e.message
+
+
+def kernel_reshape(in_dims, target):
+    err = new_error_buffer()
+    out = resolve_reshape(in_dims, target, err)
+    return (None, error_text(err)) if err[0] else (out, None)
+
+
+def check_reshape(in_shape, target, dtype=np.int64):
+    target = np.array(target, dtype)
+    want, tf_err = tf_reshape_shape(in_shape, target)
+    size = int(np.prod(in_shape, dtype=np.int64))
+    # The kernel takes the input's shape; given only its size it must agree whenever the size
+    # determines TF's answer (no zero-sized dims in both shapes at once, or a rank-1 input).
+    forms = [tuple(in_shape) or (1,)]  # a rank-0 input travels as shape (1,)
+    if size != 0 or 0 not in target or len(in_shape) <= 1:
+        forms.append(size)
+    for form in forms:
+        got, k_err = kernel_reshape(form, target)
+        if tf_err is not None:
+            assert k_err, f"TF raised {tf_err!r} but the kernel accepted {in_shape} -> {target}"
+        else:
+            assert k_err is None, f"kernel rejected {in_shape} -> {target}: {k_err}"
+            np.testing.assert_array_equal(got, want, err_msg=f"{form} -> {target}")
+
+
+def factor_into(rng, size, rank):
+    dims = [1] * rank
+    if rank == 0:
+        return dims
+    if size == 0:
+        dims = [int(d) for d in rng.integers(0, 4, size=rank)]
+        dims[rng.integers(0, rank)] = 0
+        return dims
+    n, p = size, 2
+    while n > 1:
+        while n % p == 0:
+            dims[rng.integers(0, rank)] *= p
+            n //= p
+        p += 1
+    return dims
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_reshape_random(rng, dtype):
+    for _ in range(250):
+        in_shape = [int(d) for d in rng.integers(1, 6, size=int(rng.integers(0, 4)))]
+        if in_shape and rng.random() < 0.25:
+            in_shape[rng.integers(0, len(in_shape))] = 0
+        size = int(np.prod(in_shape, dtype=np.int64))
+        target = factor_into(rng, size, int(rng.integers(0, 4)))
+        if size == 0 and rng.random() < 0.5:  # zero-sized: TF infers -1 from the non-zero dims
+            target = [int(rng.choice([0, 1, 2, 3, 5]))] + target
+        r = rng.random()
+        if target and r < 0.5:
+            target[rng.integers(0, len(target))] = -1
+        elif target and r < 0.65:
+            target[rng.integers(0, len(target))] += int(rng.choice([1, -2, 3]))
+        elif r < 0.75:
+            target = target + [-1, -1]
+        check_reshape(in_shape, target, dtype)
+
+
+def test_reshape_zero_sized_inference():
+    # TF leaves zero-sized dims out of both products when inferring -1.
+    for in_shape, target in [((0,), [0, -1]), ((0,), [3, -1]), ((0, 6), [0, -1]), ((0, 6), [0, 2, -1]),
+                             ((4, 0), [0, -1]), ((4, 0), [-1, 0]), ((2, 0, 3), [0, -1]),
+                             ((2, 0, 3), [-1, 0, 3]), ((6,), [0, -1]), ((0,), [-1]), ((), [-1]),
+                             ((), []), ((1,), []), ((0,), [5, -1, 0])]:
+        check_reshape(in_shape, list(target))
+
+
+@pytest.mark.parametrize("in_shape, target", [
+    ((5,), [2**62, 4, 0]),        # "Shape [...] has too many elements"
+    ((0,), [2**62, 4, -1]),
+    ((0,), [I64.max, 2, 0]),
+    ((5,), [-2]),
+    ((5,), [I64.min]),
+    ((5,), [-1, -1]),
+    ((6,), [4, -1]),
+    ((6,), [7]),
+    ((6,), [3, 0, -1]),
+])
+def test_reshape_bad_targets_set_error(in_shape, target):
+    check_reshape(in_shape, target)
+
+
+def test_reshape_overflowing_known_product_next_to_zero():
+    # TF itself dies with SIGFPE here (its product of the non-zero sizes wraps to 0 and it divides
+    # by it); the kernel reports an error instead. Only the kernel runs.
+    for target in ([0, 2**62, 4, -1], [2**32, 0, 2**32, -1]):
+        for form in ((0,), (0, 7), 0):
+            got, k_err = kernel_reshape(form, np.array(target, np.int64))
+            assert k_err and "too many elements" in k_err
+
+
+# --------------------------------------------------------------------------------------------
+# expanded_shape, shape_of
+# --------------------------------------------------------------------------------------------
+
+@settings(max_examples=50, deadline=None)
+@given(shape=st.lists(st.integers(0, 4), max_size=4), axis=st.integers(-7, 7))
+def test_expanded_shape_hypothesis(shape, axis):
+    x = np.zeros(shape, np.float32)
+    try:
+        want = np.array(tf.raw_ops.ExpandDims(input=tf.constant(x), axis=tf.constant(axis)).shape, np.int64)
+        tf_err = None
+    except tf.errors.InvalidArgumentError as e:
+        want, tf_err = None, e.message
+    err = new_error_buffer()
+    got = expanded_shape(x if x.ndim else x.reshape(1), x.ndim, axis, err)
+    if tf_err is not None:
+        assert err[0] != 0 and error_text(err)
+    else:
+        assert err[0] == 0, error_text(err)
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("axis", [np.iinfo(np.int32).min, np.iinfo(np.int32).max, I64.min, I64.max])
+def test_expanded_shape_extreme_axis_sets_error(axis):
+    x = np.zeros((2, 3), np.float32)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        tf.raw_ops.ExpandDims(input=tf.constant(x), axis=tf.constant(axis))
+    err = new_error_buffer()
+    expanded_shape(x, 2, axis, err)
+    assert err[0] != 0 and str(axis) in error_text(err)
+
+
+@pytest.mark.parametrize("out_type", [np.int32, np.int64])
+def test_shape_of(rng, out_type):
+    for _ in range(30):
+        shape = tuple(int(d) for d in rng.integers(0, 5, size=int(rng.integers(0, 5))))
+        x = np.zeros(shape, np.float32)
+        want = tf.raw_ops.Shape(input=tf.constant(x), out_type=tf.as_dtype(out_type)).numpy()
+        got = shape_of(x if x.ndim else x.reshape(1), x.ndim, np.empty(0, out_type))
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
+
+
+# --------------------------------------------------------------------------------------------
+# prod_all, sum_all
+# --------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_prod_and_sum_wrap_like_tf(rng, dtype):
+    info = np.iinfo(dtype)
+    for _ in range(40):
+        n = int(rng.integers(0, 6))
+        x = rng.integers(-3000, 3000, size=n).astype(dtype)
+        if n and rng.random() < 0.5:
+            x[rng.integers(0, n)] = rng.choice([info.max, info.min, 2**20, -1])
+        for kernel, op in ((prod_all, tf.raw_ops.Prod), (sum_all, tf.raw_ops.Sum)):
+            want = op(input=tf.constant(x), axis=tf.constant([0], tf.int32)).numpy()
+            got = kernel(x)
+            assert got.dtype == want.dtype and got.shape == (1,)
+            assert got[0] == want, (kernel.__name__, x, got, want)

@@ -1,0 +1,156 @@
+"""kernels/slicing.py against tf.raw_ops.Slice and tf.raw_ops.StridedSlice (ranks 1 and 2, begin /
+end / shrink masks), random specs including negative, out-of-range and extreme values."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tf_blade.kernels.errors import error_text, new_error_buffer
+from tf_blade.kernels.slicing import shrunk_shape, slice_bounds, strided_slice_bounds, take_1d, take_2d
+
+I64 = np.iinfo(np.int64)
+
+
+@pytest.fixture
+def rng():
+    seed = np.random.SeedSequence().entropy
+    print(f"numpy seed: {seed}")  # shown by pytest when the test fails
+    return np.random.default_rng(seed)
+
+
+def take(x, bounds):
+    return take_1d(x, bounds) if x.ndim == 1 else take_2d(x, bounds)
+
+
+def tf_outcome(fn):
+    try:
+        return fn().numpy(), None
+    except (tf.errors.InvalidArgumentError, tf.errors.ResourceExhaustedError) as e:
+        return None, e.message
+
+
+def compare(got, k_err, want, tf_err):
+    if tf_err is not None:
+        assert k_err, f"TF raised {tf_err!r} but the kernel accepted the input"
+        return
+    assert k_err is None, f"kernel rejected an input TF accepts: {k_err}"
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.shape, want.shape)
+    np.testing.assert_array_equal(got, want)
+
+
+def check_slice(x, begin, size):
+    want, tf_err = tf_outcome(lambda: tf.raw_ops.Slice(input=tf.constant(x), begin=tf.constant(begin),
+                                                       size=tf.constant(size)))
+    err = new_error_buffer()
+    bounds = slice_bounds(np.array(x.shape, np.int64), begin, size, err)
+    got, k_err = (None, error_text(err)) if err[0] else (take(x, bounds), None)
+    compare(got, k_err, want, tf_err)
+
+
+def check_strided(x, begin, end, strides, begin_mask=0, end_mask=0, shrink_mask=0):
+    want, tf_err = tf_outcome(lambda: tf.raw_ops.StridedSlice(
+        input=tf.constant(x), begin=tf.constant(begin), end=tf.constant(end),
+        strides=tf.constant(strides), begin_mask=begin_mask, end_mask=end_mask,
+        shrink_axis_mask=shrink_mask))
+    err = new_error_buffer()
+    bounds = strided_slice_bounds(np.array(x.shape, np.int64), begin, end, strides,
+                                  begin_mask, end_mask, shrink_mask, err)
+    if err[0]:
+        got, k_err = None, error_text(err)
+    else:
+        got, k_err = take(x, bounds).reshape(tuple(shrunk_shape(bounds))), None
+    compare(got, k_err, want, tf_err)
+
+
+def random_x(rng):
+    shape = tuple(int(d) for d in rng.integers(0, 7, size=int(rng.integers(1, 3))))
+    return rng.integers(-100, 100, size=shape).astype(rng.choice([np.float32, np.int64, np.int32]))
+
+
+def spec_value(rng, dim):
+    r = rng.random()
+    if r < 0.7:
+        return int(rng.integers(-dim - 2, dim + 3))
+    return int(rng.choice([I64.min, I64.max, I64.min + 1, I64.max - 1, 2**31, -2**31]))
+
+
+@pytest.mark.parametrize("spec_dtype", [np.int32, np.int64])
+def test_slice_random(rng, spec_dtype):
+    for _ in range(300):
+        x = random_x(rng)
+        begin = [int(rng.integers(-1, d + 2)) for d in x.shape]
+        size = [int(rng.integers(-2, d + 2)) for d in x.shape]
+        if rng.random() < 0.3:
+            size[rng.integers(0, x.ndim)] = -1
+        check_slice(x, np.array(begin, spec_dtype), np.array(size, spec_dtype))
+
+
+@pytest.mark.parametrize("begin, size", [
+    ([2**63 - 1], [2]), ([2], [2**63 - 1]), ([I64.min], [1]), ([1], [I64.min]),
+    ([6], [-1]), ([5], [-1]), ([5], [0]), ([6], [0]), ([-1], [0]), ([0], [6]),
+    ([3], [2**63 - 3]),
+])
+def test_slice_extreme_values(begin, size):
+    check_slice(np.arange(5, dtype=np.float32), np.array(begin, np.int64), np.array(size, np.int64))
+
+
+def test_slice_empty_and_wrong_length():
+    x = np.zeros((0, 3), np.float32)
+    check_slice(x, np.array([0, 1], np.int64), np.array([0, 2], np.int64))
+    check_slice(x, np.array([0, 1], np.int64), np.array([-1, -1], np.int64))
+    check_slice(x, np.array([1, 1], np.int64), np.array([0, 2], np.int64))
+    y = np.arange(5, dtype=np.int32)
+    check_slice(y, np.array([1, 1], np.int64), np.array([0, 0], np.int64))   # spec longer than rank
+    check_slice(y, np.array([1], np.int64), np.array([0, 0], np.int64))
+
+
+@pytest.mark.parametrize("spec_dtype", [np.int32, np.int64])
+def test_strided_slice_random(rng, spec_dtype):
+    info = np.iinfo(spec_dtype)
+    for _ in range(400):
+        x = random_x(rng)
+        n = int(rng.integers(1, x.ndim + 1)) if rng.random() < 0.9 else x.ndim + 1
+        dims = list(x.shape) + [3]
+        begin = [spec_value(rng, dims[d]) for d in range(n)]
+        end = [spec_value(rng, dims[d]) for d in range(n)]
+        strides = [int(rng.choice([1, 1, 2, 3, -1, -2, 7, -7])) for _ in range(n)]
+        if rng.random() < 0.05:
+            strides[rng.integers(0, n)] = int(rng.choice([0, I64.max, I64.min, I64.min + 1]))
+        masks = [int(rng.integers(0, 1 << n)) if rng.random() < 0.5 else 0 for _ in range(3)]
+        spec = [np.clip(np.array(v, np.int64), info.min, info.max).astype(spec_dtype)
+                for v in (begin, end, strides)]
+        check_strided(x, *spec, *masks)
+
+
+def test_strided_slice_shrink_cases():
+    x = np.arange(5, dtype=np.float32)
+    a = lambda *v: np.array(v, np.int64)
+    check_strided(x, a(7), a(0), a(1), begin_mask=1, shrink_mask=1)   # shrink ignores begin_mask
+    check_strided(x, a(2), a(0), a(1), begin_mask=1, shrink_mask=1)
+    check_strided(x, a(2), a(0), a(-1), shrink_mask=1)                # only stride 1 ... allowed
+    check_strided(x, a(2), a(0), a(2), shrink_mask=1)
+    check_strided(x, a(2), a(0), a(1), end_mask=1, shrink_mask=1)
+    check_strided(x, a(-5), a(0), a(1), shrink_mask=1)
+    check_strided(x, a(-6), a(0), a(1), shrink_mask=1)
+    check_strided(x, a(5), a(0), a(1), shrink_mask=1)
+    m = np.arange(12, dtype=np.int32).reshape(3, 4)
+    check_strided(m, a(1, -1), a(0, 0), a(1, 1), shrink_mask=3)
+    check_strided(m, a(-1), a(0), a(1), shrink_mask=1)
+    check_strided(m, a(0, 3), a(3, 0), a(1, -1), shrink_mask=1)
+
+
+def test_strided_slice_bad_specs():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4)
+    a = lambda *v: np.array(v, np.int64)
+    check_strided(x, a(0), a(1, 2), a(1))               # begin/end/strides lengths differ
+    check_strided(x, a(0, 0), a(1), a(1, 1))
+    check_strided(x, a(0, 0), a(1, 1), a(1))
+    check_strided(x, a(0, 0, 0), a(1, 1, 1), a(1, 1, 1))  # more specs than dims
+    check_strided(x, a(0), a(1), a(0))                  # zero stride
+    check_strided(np.zeros(0, np.float32), a(0), a(0), a(-1))
+
+
+@pytest.mark.parametrize("stride", [I64.max, I64.min, I64.min + 1, 2**62, -2**62])
+def test_strided_slice_extreme_strides(stride):
+    x = np.arange(5, dtype=np.float32)
+    for b, e in ((0, 5), (4, -6), (I64.min, I64.max), (I64.max, I64.min), (2, 2)):
+        check_strided(x, np.array([b], np.int64), np.array([e], np.int64), np.array([stride], np.int64))

@@ -1,0 +1,90 @@
+"""kernels/tile.py (ranks 1 and 2) against tf.raw_ops.Tile, random inputs, errors included."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tf_blade.kernels.errors import error_text, new_error_buffer
+from tf_blade.kernels.tile import tile_1d, tile_2d
+
+I64 = np.iinfo(np.int64)
+
+
+@pytest.fixture
+def rng():
+    seed = np.random.SeedSequence().entropy
+    print(f"numpy seed: {seed}")  # shown by pytest when the test fails
+    return np.random.default_rng(seed)
+
+
+def tf_tile(x, multiples):
+    try:
+        return tf.raw_ops.Tile(input=tf.constant(x), multiples=tf.constant(multiples)).numpy(), None
+    except (tf.errors.InvalidArgumentError, tf.errors.ResourceExhaustedError) as e:
+        return None, e.message
+
+
+def run_kernel(x, multiples):
+    err = new_error_buffer()
+    out = (tile_1d if x.ndim == 1 else tile_2d)(x, multiples, err)
+    return (None, error_text(err)) if err[0] else (out, None)
+
+
+def check(x, multiples):
+    want, tf_err = tf_tile(x, multiples)
+    got, k_err = run_kernel(x, multiples)
+    if tf_err is not None:
+        assert k_err, f"TF raised {tf_err!r} but the kernel accepted the input"
+        return
+    assert k_err is None, f"kernel rejected an input TF accepts: {k_err}"
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.shape, want.shape)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("mult_dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_, np.uint8])
+def test_tile_random(rng, dtype, mult_dtype):
+    for _ in range(60):
+        rank = int(rng.integers(1, 3))
+        shape = tuple(int(d) for d in rng.integers(0, 6, size=rank))
+        x = (rng.integers(-50, 50, size=shape)).astype(dtype)
+        multiples = rng.integers(0, 5, size=rank)
+        if rng.random() < 0.1:
+            multiples[rng.integers(0, rank)] = -1
+        check(x, multiples.astype(mult_dtype))
+
+
+def test_tile_wrong_multiples_length():
+    check(np.arange(5, dtype=np.float32), np.array([1, 2], np.int64))
+    check(np.arange(6, dtype=np.float32).reshape(2, 3), np.array([2], np.int32))
+    check(np.arange(6, dtype=np.float32).reshape(2, 3), np.array([1, 2, 3], np.int32))
+
+
+@pytest.mark.parametrize("multiples", [[-1], [I64.min], [-2**31]])
+def test_tile_negative_multiples(multiples):
+    check(np.arange(3, dtype=np.int32), np.array(multiples, np.int64))
+    check(np.arange(6, dtype=np.int32).reshape(2, 3), np.array(multiples * 2, np.int64))
+
+
+def test_tile_zero_sized():
+    check(np.zeros(0, np.float32), np.array([2**62], np.int64))   # 0 * 2**62 = 0: fine for TF
+    check(np.zeros((0, 3), np.float32), np.array([I64.max, 2], np.int64))
+    check(np.zeros((2, 3), np.float32), np.array([0, 2**62], np.int64))
+
+
+@pytest.mark.parametrize("x_shape, multiples", [
+    ((5,), [2**62]),           # TF: OOM for a wrapped-around 2**62-element output
+    ((3, 4), [2**62, 2**62]),  # TF: "Expected a non-negative size"
+    ((5,), [2**60]),           # byte count overflows
+    ((3, 3), [2**31, 2**31]),
+])
+def test_tile_huge_outputs_set_error(x_shape, multiples):
+    check(np.ones(x_shape, np.float32), np.array(multiples, np.int64))
+
+
+def test_tile_wrapping_size_is_refused():
+    # 4 * 2**62 wraps to 0 in TF's int64 shape arithmetic and TF returns an empty tensor.
+    # The kernel refuses instead (documented divergence); guard that TF still does this.
+    want, tf_err = tf_tile(np.ones(4, np.float32), np.array([2**62], np.int64))
+    assert tf_err is None and want.shape == (0,)
+    got, k_err = run_kernel(np.ones(4, np.float32), np.array([2**62], np.int64))
+    assert k_err and "overflow" in k_err
