@@ -1,0 +1,8 @@
+"""The feature-column domain: recognising column chains in cluster specs and fusing them.
+
+``SPEC_REWRITES`` is the ordered list codegen applies to every cluster spec before it generates
+code; each rewrite takes a spec and returns (spec, number of rewrites).
+"""
+from .embedding_bag import fuse_embedding_bags
+
+SPEC_REWRITES = [fuse_embedding_bags]

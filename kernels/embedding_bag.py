@@ -2,14 +2,15 @@
 
 Replaces SparseFillEmptyRows -> Unique -> (Resource)Gather -> SparseSegment{Sum,Mean,SqrtN} ->
 Select(empty rows, 0): out[r] = reduce(table[values[i]] for the entries i of row r), entries in
-input order, empty rows zero. Rows are combined in TF's SparseSegmentReduction order (see
-sparse_segment_reduction.py), so results are bit-identical; nothing in between is materialised.
+input order, empty rows zero. Rows are combined by SparseSegment*'s own ``reduce_runs`` (TF's
+order), so results are bit-identical; nothing in between is materialised. ``mode``: 0 sum,
+1 mean, 2 sqrtn.
 """
 import numpy as np
 from numba import njit
 
 from .errors import dims_text, int_text, set_error
-from .sparse_segment_reduction import MEAN, SQRTN, SUM  # noqa: F401  (modes, re-exported)
+from .sparse_segment_reduction import reduce_runs
 
 
 @njit(cache=True, nogil=True)
@@ -34,7 +35,12 @@ def embedding_bag(indices, values, dense_shape, table, mode, err):
         if nnz > 0:
             set_error(err, "Received SparseTensor with dense_shape[0] = 0 but indices.shape[0] = " + int_text(nnz))
         return empty
-    counts = np.zeros(rows + 1, np.int64)
+    try:  # dense_shape is data: it may ask for more rows than can be allocated
+        counts = np.zeros(rows + 1, np.int64)
+        out = np.zeros((rows, width), table.dtype)
+    except Exception:
+        set_error(err, "OOM when allocating tensor with shape[" + int_text(rows) + "," + int_text(width) + "]")
+        return empty
     for i in range(nnz):
         row = indices[i, 0]
         if row < 0 or row >= rows:
@@ -57,46 +63,5 @@ def embedding_bag(indices, values, dense_shape, table, mode, err):
         row = indices[i, 0]
         order[fill[row]] = values[i]
         fill[row] += 1
-    out = np.zeros((rows, width), table.dtype)
-    tmp = np.empty(width, table.dtype)
-    scalar = np.empty(1, table.dtype)  # rounds n and sqrt(n) to the table's precision, as TF does
-    for r in range(rows):
-        start = counts[r]
-        end = counts[r + 1]
-        num = end - start
-        if num == 0:
-            continue
-        first = order[start]
-        for c in range(width):
-            out[r, c] = table[first, c]
-        if num == 1:
-            continue
-        k = num & 7
-        if k < 2:
-            k += 8
-        for j in range(start + 1, start + k):
-            row = order[j]
-            for c in range(width):
-                out[r, c] += table[row, c]
-        for b in range(start + k, end, 8):
-            first = order[b]
-            for c in range(width):
-                tmp[c] = table[first, c]
-            for j in range(b + 1, b + 8):
-                row = order[j]
-                for c in range(width):
-                    tmp[c] += table[row, c]
-            for c in range(width):
-                out[r, c] += tmp[c]
-        if mode != SUM:
-            scalar[0] = num if mode == MEAN else np.sqrt(np.float64(num))
-            if num < 10:
-                scalar[0] = 1 / scalar[0]
-                s = scalar[0]
-                for c in range(width):
-                    out[r, c] *= s
-            else:
-                s = scalar[0]
-                for c in range(width):
-                    out[r, c] /= s
+    reduce_runs(table, order, counts, np.arange(rows), mode, out)  # empty rows stay zero
     return out

@@ -16,53 +16,73 @@ NO_NUM_SEGMENTS = -(1 << 62)  # num_segments for the ops without it (TF reads it
 
 
 @njit(cache=True, nogil=True)
-def _reduce_segments(flat, indices, segment_ids, out, mode):
-    """One pass over the (validated) segments. Written as a single loop nest on purpose: a helper
-    call per segment made this 6x slower (Numba passes and refcounts every array argument)."""
-    n = indices.shape[0]
-    width = flat.shape[1]
-    tmp = np.empty(width, flat.dtype)
-    scalar = np.empty(1, flat.dtype)  # rounds n and sqrt(n) to the data's precision, as static_cast<T>
-    start = 0
-    while start < n:
-        seg = segment_ids[start]
-        end = start + 1
-        while end < n and segment_ids[end] == seg:
-            end += 1
+def reduce_runs(data, rows, starts, targets, mode, out):
+    """out[targets[q]] = reduce(data[rows[k]] for k in starts[q]..starts[q+1]-1), for every run q,
+    in TF's order. Shared by SparseSegment* and the fused embedding bag. One loop nest on
+    purpose: a helper call per run made this 6x slower (Numba passes and refcounts every array)."""
+    width = data.shape[1]
+    tmp = np.empty(width, data.dtype)
+    scalar = np.empty(1, data.dtype)  # rounds n and sqrt(n) to the data's precision, as static_cast<T>
+    for q in range(targets.shape[0]):
+        start = starts[q]
+        end = starts[q + 1]
         num = end - start
-        first = indices[start]
+        if num == 0:
+            continue
+        seg = targets[q]
+        first = rows[start]
         for c in range(width):
-            out[seg, c] = flat[first, c]
-        if num > 1:
-            r = num & 7
-            if r < 2:
-                r += 8
-            for k in range(start + 1, start + r):
-                row = indices[k]
+            out[seg, c] = data[first, c]
+        if num == 1:
+            continue
+        r = num & 7
+        if r < 2:
+            r += 8
+        for k in range(start + 1, start + r):
+            row = rows[k]
+            for c in range(width):
+                out[seg, c] += data[row, c]
+        for b in range(start + r, end, 8):
+            first = rows[b]
+            for c in range(width):
+                tmp[c] = data[first, c]
+            for k in range(b + 1, b + 8):
+                row = rows[k]
                 for c in range(width):
-                    out[seg, c] += flat[row, c]
-            for b in range(start + r, end, 8):
-                first = indices[b]
+                    tmp[c] += data[row, c]
+            for c in range(width):
+                out[seg, c] += tmp[c]
+        if mode != SUM:
+            scalar[0] = num if mode == MEAN else np.sqrt(np.float64(num))
+            if num < 10:  # TF scales the first (only) block by 1/n; longer segments divide
+                scalar[0] = 1 / scalar[0]
+                s = scalar[0]
                 for c in range(width):
-                    tmp[c] = flat[first, c]
-                for k in range(b + 1, b + 8):
-                    row = indices[k]
-                    for c in range(width):
-                        tmp[c] += flat[row, c]
+                    out[seg, c] *= s
+            else:
+                s = scalar[0]
                 for c in range(width):
-                    out[seg, c] += tmp[c]
-            if mode != SUM:
-                scalar[0] = num if mode == MEAN else np.sqrt(np.float64(num))
-                if num < 10:  # TF scales the first (only) block by 1/n, longer segments divide
-                    scalar[0] = 1 / scalar[0]
-                    s = scalar[0]
-                    for c in range(width):
-                        out[seg, c] *= s
-                else:
-                    s = scalar[0]
-                    for c in range(width):
-                        out[seg, c] /= s
-        start = end
+                    out[seg, c] /= s
+
+
+@njit(cache=True, nogil=True)
+def _segment_runs(segment_ids):
+    """(starts, targets): the runs of equal ids in sorted ``segment_ids``."""
+    n = segment_ids.shape[0]
+    count = 0
+    for i in range(n):
+        if i == 0 or segment_ids[i] != segment_ids[i - 1]:
+            count += 1
+    starts = np.empty(count + 1, np.int64)
+    targets = np.empty(count, np.int64)
+    q = 0
+    for i in range(n):
+        if i == 0 or segment_ids[i] != segment_ids[i - 1]:
+            starts[q] = i
+            targets[q] = segment_ids[i]
+            q += 1
+    starts[count] = n
+    return starts, targets
 
 
 @njit(cache=True, nogil=True)
@@ -118,5 +138,6 @@ def sparse_segment_reduce(data, indices, segment_ids, num_segments, mode, err):
     except Exception:
         set_error(err, "OOM when allocating tensor with shape[" + str(rows) + "," + str(width) + "]")
         return empty
-    _reduce_segments(flat, indices, segment_ids, out, mode)
+    starts, targets = _segment_runs(segment_ids)
+    reduce_runs(flat, indices, starts, targets, mode, out)
     return out

@@ -1,5 +1,29 @@
 """tf_blade: fuses the sparse feature-column subgraphs of TensorFlow recommendation models into
 Numba-generated kernels called through a native, GIL-free TensorFlow op."""
+import importlib.util as _util
+import os as _os
+import sys as _sys
+
+
+def _map_source_subpackages():
+    """kernels/ and feature_column/ sit beside this package in the source tree; setup.py's
+    package_dir installs them as tf_blade.kernels / tf_blade.feature_column. When tf_blade is
+    imported straight from a checkout (``python -m pytest`` in the repo), map them the same way."""
+    here = _os.path.dirname(_os.path.abspath(__file__))
+    for name in ("kernels", "feature_column"):
+        full = f"{__name__}.{name}"
+        folder = _os.path.join(_os.path.dirname(here), name)
+        if full in _sys.modules or _os.path.isdir(_os.path.join(here, name)) or not _os.path.isdir(folder):
+            continue
+        spec = _util.spec_from_file_location(full, _os.path.join(folder, "__init__.py"),
+                                             submodule_search_locations=[folder])
+        module = _util.module_from_spec(spec)
+        _sys.modules[full] = module
+        spec.loader.exec_module(module)
+        globals()[name] = module
+
+
+_map_source_subpackages()
 from .api import OptimizedModel, function, optimize  # noqa: F401
 from .report import Report  # noqa: F401
 from .runtime.bridge import native_bridge as _native_bridge

@@ -74,7 +74,10 @@ def _emit_part(spec, part: Part, name: str, em: Emitter, lowerings) -> List[str]
 
 
 def generate(spec: dict) -> str:
+    from ..feature_column import SPEC_REWRITES
     lowerings = load_all()
+    for rewrite in SPEC_REWRITES:
+        spec, _ = rewrite(spec)
     em = Emitter()
     em.kernel("errors", "set_error")
     parts = decompose(spec)

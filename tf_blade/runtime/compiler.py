@@ -49,9 +49,9 @@ def load_kernel(spec_text: str):
 def code_version() -> str:
     """Hash of every source a generated kernel links in. Numba's disk cache checks only the
     generated file itself, so a changed kernel must change the folder the file lives in."""
-    from .. import codegen, kernels
+    from .. import codegen, feature_column, kernels
     digest = hashlib.sha256(numba.__version__.encode())
-    for package in (kernels, codegen):
+    for package in (kernels, codegen, feature_column):
         root = os.path.dirname(package.__file__)
         for folder, _, files in sorted(os.walk(root)):
             for name in sorted(f for f in files if f.endswith(".py")):
