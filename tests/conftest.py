@@ -72,6 +72,27 @@ def flat_inputs(batch):
     return tf.nest.flatten(batch, expand_composites=True)
 
 
-@pytest.fixture(scope="session")
+def factor_into(rng, size, rank):
+    """``rank`` non-negative ints whose product is ``size`` (random split of its prime factors)."""
+    dims = [1] * rank
+    if rank == 0:
+        return dims
+    if size == 0:
+        dims = [int(d) for d in rng.integers(0, 4, size=rank)]
+        dims[rng.integers(0, rank)] = 0
+        return dims
+    n, p = size, 2
+    while n > 1:
+        while n % p == 0:
+            dims[rng.integers(0, rank)] *= p
+            n //= p
+        p += 1
+    return dims
+
+
+@pytest.fixture
 def rng():
-    return np.random.default_rng()
+    """Fresh random inputs every run; the seed is printed so a failure can be replayed."""
+    seed = np.random.SeedSequence().entropy
+    print(f"numpy seed: {seed}")  # shown by pytest when the test fails
+    return np.random.default_rng(seed)

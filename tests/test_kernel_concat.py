@@ -11,13 +11,6 @@ from tf_blade.kernels.concat import concat
 from tf_blade.kernels.errors import error_text, new_error_buffer
 
 
-@pytest.fixture
-def rng():
-    seed = np.random.SeedSequence().entropy
-    print(f"numpy seed: {seed}")  # shown by pytest when the test fails
-    return np.random.default_rng(seed)
-
-
 def check(parts, axis):
     rank = parts[0].ndim
     try:

@@ -9,13 +9,6 @@ from tf_blade.kernels.elementwise import broadcast_shape, select_rows, string_eq
 from tf_blade.kernels.errors import error_text, new_error_buffer
 
 
-@pytest.fixture
-def rng():
-    seed = np.random.SeedSequence().entropy
-    print(f"numpy seed: {seed}")  # shown by pytest when the test fails
-    return np.random.default_rng(seed)
-
-
 # --------------------------------------------------------------------------------------------
 # broadcast_shape
 # --------------------------------------------------------------------------------------------

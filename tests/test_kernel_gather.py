@@ -14,13 +14,6 @@ from tf_blade.kernels.gather import gather
 I64 = np.iinfo(np.int64)
 
 
-@pytest.fixture
-def rng():
-    seed = np.random.SeedSequence().entropy
-    print(f"numpy seed: {seed}")  # shown by pytest when the test fails
-    return np.random.default_rng(seed)
-
-
 def tf_gather(params, ids, axis):
     try:
         return tf.raw_ops.GatherV2(params=tf.constant(params), indices=tf.constant(ids),

@@ -9,13 +9,6 @@ from tf_blade.kernels.gather_nd import gather_nd
 I64 = np.iinfo(np.int64)
 
 
-@pytest.fixture
-def rng():
-    seed = np.random.SeedSequence().entropy
-    print(f"numpy seed: {seed}")  # shown by pytest when the test fails
-    return np.random.default_rng(seed)
-
-
 def tf_gather_nd(params, indices):
     try:
         return tf.raw_ops.GatherNd(params=tf.constant(params), indices=tf.constant(indices)).numpy(), None

@@ -6,17 +6,11 @@ import pytest
 import tensorflow as tf
 from hypothesis import given, settings, strategies as st
 
+from conftest import factor_into
 from tf_blade.kernels.errors import error_text, new_error_buffer
 from tf_blade.kernels.shape_ops import expanded_shape, prod_all, resolve_reshape, shape_of, sum_all
 
 I64 = np.iinfo(np.int64)
-
-
-@pytest.fixture
-def rng():
-    seed = np.random.SeedSequence().entropy
-    print(f"numpy seed: {seed}")  # shown by pytest when the test fails
-    return np.random.default_rng(seed)
 
 
 # --------------------------------------------------------------------------------------------
@@ -53,23 +47,6 @@ def check_reshape(in_shape, target, dtype=np.int64):
         else:
             assert k_err is None, f"kernel rejected {in_shape} -> {target}: {k_err}"
             np.testing.assert_array_equal(got, want, err_msg=f"{form} -> {target}")
-
-
-def factor_into(rng, size, rank):
-    dims = [1] * rank
-    if rank == 0:
-        return dims
-    if size == 0:
-        dims = [int(d) for d in rng.integers(0, 4, size=rank)]
-        dims[rng.integers(0, rank)] = 0
-        return dims
-    n, p = size, 2
-    while n > 1:
-        while n % p == 0:
-            dims[rng.integers(0, rank)] *= p
-            n //= p
-        p += 1
-    return dims
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])

@@ -10,13 +10,6 @@ from tf_blade.kernels.slicing import shrunk_shape, slice_bounds, strided_slice_b
 I64 = np.iinfo(np.int64)
 
 
-@pytest.fixture
-def rng():
-    seed = np.random.SeedSequence().entropy
-    print(f"numpy seed: {seed}")  # shown by pytest when the test fails
-    return np.random.default_rng(seed)
-
-
 def take(x, bounds):
     return take_1d(x, bounds) if x.ndim == 1 else take_2d(x, bounds)
 

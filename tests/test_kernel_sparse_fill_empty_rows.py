@@ -12,13 +12,6 @@ from tf_blade.kernels.sparse_fill_empty_rows import sparse_fill_empty_rows
 I64 = np.iinfo(np.int64)
 
 
-@pytest.fixture
-def rng():
-    seed = np.random.SeedSequence().entropy
-    print(f"numpy seed: {seed}")  # shown by pytest when the test fails
-    return np.random.default_rng(seed)
-
-
 def tf_fill(indices, values, dense_shape, default):
     try:
         out = tf.raw_ops.SparseFillEmptyRows(

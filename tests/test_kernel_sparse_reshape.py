@@ -3,17 +3,11 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from conftest import factor_into
 from tf_blade.kernels.errors import error_text, new_error_buffer
 from tf_blade.kernels.sparse_reshape import sparse_reshape
 
 I64 = np.iinfo(np.int64)
-
-
-@pytest.fixture
-def rng():
-    seed = np.random.SeedSequence().entropy
-    print(f"numpy seed: {seed}")  # shown by pytest when the test fails
-    return np.random.default_rng(seed)
 
 
 def tf_sparse_reshape(indices, shape, new_shape):
@@ -47,24 +41,6 @@ def check_raw(indices, shape, new_shape):
     np.testing.assert_array_equal(got_shape, want[1])
     assert got_idx.shape == want[0].shape, (got_idx.shape, want[0].shape)
     np.testing.assert_array_equal(got_idx, want[0])
-
-
-def factor_into(rng, size, rank):
-    """``rank`` non-negative ints whose product is ``size`` (random split of its prime factors)."""
-    dims = [1] * rank
-    if rank == 0:
-        return dims
-    if size == 0:
-        dims = [int(d) for d in rng.integers(0, 4, size=rank)]
-        dims[rng.integers(0, rank)] = 0
-        return dims
-    n, p = size, 2
-    while n > 1:
-        while n % p == 0:
-            dims[rng.integers(0, rank)] *= p
-            n //= p
-        p += 1
-    return dims
 
 
 def random_case(rng):

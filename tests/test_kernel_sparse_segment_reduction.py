@@ -18,13 +18,6 @@ I64 = np.iinfo(np.int64)
 ID_DTYPES = [(np.int32, np.int32), (np.int32, np.int64), (np.int64, np.int32), (np.int64, np.int64)]
 
 
-@pytest.fixture
-def rng():
-    seed = np.random.SeedSequence().entropy
-    print(f"numpy seed: {seed}")  # shown by pytest when the test fails
-    return np.random.default_rng(seed)
-
-
 def tf_reduce(data, indices, segment_ids, num_segments, mode):
     # tf.constant keeps every dtype: a bare NumPy array given to raw_ops may be silently cast
     # to the attr's default (int32) and change the op's behaviour.

@@ -9,13 +9,6 @@ from tf_blade.kernels.tile import tile_1d, tile_2d
 I64 = np.iinfo(np.int64)
 
 
-@pytest.fixture
-def rng():
-    seed = np.random.SeedSequence().entropy
-    print(f"numpy seed: {seed}")  # shown by pytest when the test fails
-    return np.random.default_rng(seed)
-
-
 def tf_tile(x, multiples):
     try:
         return tf.raw_ops.Tile(input=tf.constant(x), multiples=tf.constant(multiples)).numpy(), None

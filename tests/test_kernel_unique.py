@@ -13,13 +13,6 @@ I64 = np.iinfo(np.int64)
 KEY_DTYPES = [np.int64, np.int32, np.int16, np.int8, np.uint8, np.uint16]
 
 
-@pytest.fixture
-def rng():
-    seed = np.random.SeedSequence().entropy
-    print(f"numpy seed: {seed}")  # shown by pytest when the test fails
-    return np.random.default_rng(seed)
-
-
 def check(x, idx_dtype=np.int32):
     y, idx = unique(x, np.empty(0, idx_dtype))
     want = tf.raw_ops.Unique(x=tf.constant(x), out_idx=tf.as_dtype(idx_dtype))

@@ -9,13 +9,6 @@ from tf_blade.kernels.where import where
 DTYPES = [np.bool_, np.int8, np.uint8, np.int32, np.int64, np.float32, np.float64]
 
 
-@pytest.fixture
-def rng():
-    seed = np.random.SeedSequence().entropy
-    print(f"numpy seed: {seed}")  # shown by pytest when the test fails
-    return np.random.default_rng(seed)
-
-
 def tf_where(x):
     # tf.constant keeps the NumPy dtype (a bare array given to raw_ops may be cast to a default).
     return tf.raw_ops.Where(condition=tf.constant(x)).numpy()

@@ -72,6 +72,15 @@ class Emitter:
             self.check()
         return outs
 
+    def reshaped(self, source: Value, flat: str, shape: str, rank: int) -> str:
+        """A new variable: ``flat`` viewed with the runtime ``shape`` of static ``rank``; a string
+        result keeps reading ``source``'s pool."""
+        out = self.tmp()
+        self.line(f"{out} = {self.reshape(flat, shape, rank)}")
+        if source.is_string:
+            self.share_pool(out, source)
+        return out
+
     @staticmethod
     def reshape(flat: str, shape: str, rank: int) -> str:
         """Expression reshaping ``flat`` to the runtime shape vector ``shape`` of static ``rank``."""

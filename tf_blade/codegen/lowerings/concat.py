@@ -17,6 +17,4 @@ class ConcatLowering(Lowering):
         ax = ax + rank if ax < 0 else ax
         args = "".join(f"np.ascontiguousarray({p.var}), " for p in parts)
         flat, shape = em.call(2, f"{em.kernel('concat', 'concat')}(({args}), {ax}, err)", True)
-        out = em.tmp()
-        em.line(f"{out} = {em.reshape(flat, shape, rank)}")
-        return [out]
+        return [em.reshaped(parts[0], flat, shape, rank)]

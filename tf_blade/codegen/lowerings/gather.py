@@ -22,8 +22,4 @@ class GatherLowering(Lowering):
         flat, shape = em.call(2, f"{em.kernel('gather', 'gather')}({params.var}, {ids.var}, {axis}, err)", True)
         if ids.rank == 0:  # scalar ids travel as shape (1,): drop the dim the kernel gave them
             em.line(f"{shape} = np.concatenate(({shape}[:{axis}], {shape}[{axis} + 1:]))")
-        out = em.tmp()
-        em.line(f"{out} = {em.reshape(flat, shape, node.out_ranks[0])}")
-        if params.is_string:
-            em.share_pool(out, params)
-        return [out]
+        return [em.reshaped(params, flat, shape, node.out_ranks[0])]

@@ -12,8 +12,4 @@ class GatherNdLowering(Lowering):
     def emit(self, node, ins, em):
         params, idx = ins
         flat, shape = em.call(2, f"{em.kernel('gather_nd', 'gather_nd')}({params.var}, {idx.var}, err)", True)
-        out = em.tmp()
-        em.line(f"{out} = {em.reshape(flat, shape, node.out_ranks[0])}")
-        if params.is_string:
-            em.share_pool(out, params)
-        return [out]
+        return [em.reshaped(params, flat, shape, node.out_ranks[0])]

@@ -12,11 +12,7 @@ class ReshapeLowering(Lowering):
     def emit(self, node, ins, em):
         x, shape = ins
         (dims,) = em.call(1, f"{em.kernel('shape_ops', 'resolve_reshape')}({_dims(x)}, {shape.var}, err)", True)
-        out = em.tmp()
-        em.line(f"{out} = {em.reshape(x.var, dims, node.out_ranks[0])}")
-        if x.is_string:
-            em.share_pool(out, x)
-        return [out]
+        return [em.reshaped(x, x.var, dims, node.out_ranks[0])]
 
 
 def _dims(x):
@@ -32,8 +28,4 @@ class ExpandDimsLowering(Lowering):
     def emit(self, node, ins, em):
         x, axis = ins
         (shape,) = em.call(1, f"{em.kernel('shape_ops', 'expanded_shape')}({x.var}, {x.rank}, {axis.var}[0], err)", True)
-        out = em.tmp()
-        em.line(f"{out} = {em.reshape(x.var, shape, x.rank + 1)}")
-        if x.is_string:
-            em.share_pool(out, x)
-        return [out]
+        return [em.reshaped(x, x.var, shape, x.rank + 1)]

@@ -22,9 +22,7 @@ class SparseSegmentReductionLowering(Lowering):
         mode = _MODE[node.op[len("SparseSegment"):].replace("WithNumSegments", "")]
         (flat,) = em.call(1, f"{em.kernel('sparse_segment_reduction', 'sparse_segment_reduce')}("
                              f"{data.var}, {indices.var}, {segment_ids.var}, {num}, {mode}, err)", True)
-        out = em.tmp()
         shape = em.tmp("shape")
         em.line(f"{shape} = np.array({data.var}.shape, np.int64)")
         em.line(f"{shape}[0] = {flat}.shape[0]")
-        em.line(f"{out} = {em.reshape(flat, shape, data.rank)}")
-        return [out]
+        return [em.reshaped(data, flat, shape, data.rank)]

@@ -21,8 +21,4 @@ class StridedSliceLowering(Lowering):
                                f"{a['shrink_axis_mask']}, err)", True)
         (taken,) = em.call(1, f"{em.kernel('slicing', f'take_{x.rank}d')}({x.var}, {bounds})", False)
         (shape,) = em.call(1, f"{em.kernel('slicing', 'shrunk_shape')}({bounds})", False)
-        out = em.tmp()
-        em.line(f"{out} = {em.reshape(taken, shape, node.out_ranks[0])}")
-        if x.is_string:
-            em.share_pool(out, x)
-        return [out]
+        return [em.reshaped(x, taken, shape, node.out_ranks[0])]
