@@ -37,9 +37,11 @@ def load_kernel(spec_text: str):
     with _lock:
         module = _modules.get(key)
         if module is None:
-            spec = json.loads(spec_text)
-            path = _write_source(key, generate(spec))
-            module = _import(f"tf_blade_kernel_{key}", path)
+            source, templates = generate(json.loads(spec_text))
+            for name, template in templates.items():  # shared across clusters: load once
+                if name not in sys.modules:
+                    _import(name, _write_source(name, template))
+            module = _import(f"tf_blade_kernel_{key}", _write_source(f"k_{key}", source))
             _modules[key] = module
             compile_count += 1
         return module
@@ -62,10 +64,10 @@ def code_version() -> str:
     return digest.hexdigest()[:12]
 
 
-def _write_source(key: str, source: str) -> str:
+def _write_source(stem: str, source: str) -> str:
     folder = os.path.join(cache_root(), "kernels", f"numba-{numba.__version__}-{code_version()}")
     os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, f"k_{key}.py")
+    path = os.path.join(folder, f"{stem}.py")
     try:
         with open(path) as f:
             if f.read() == source:
