@@ -9,10 +9,8 @@ import numpy as np
 from numba import njit
 
 from .errors import int_text, set_error
-from .prefetch import prefetch_row
 
 SUM, MEAN, SQRTN = 0, 1, 2
-_PREFETCH_RUNS = 4
 NO_NUM_SEGMENTS = -(1 << 62)  # num_segments for the ops without it (TF reads it as int32, so
                               # every real value, -1 included, lies far from this one)
 
@@ -25,11 +23,7 @@ def reduce_runs(data, rows, starts, targets, mode, out):
     width = data.shape[1]
     tmp = np.empty(width, data.dtype)
     scalar = np.empty(1, data.dtype)  # rounds n and sqrt(n) to the data's precision, as static_cast<T>
-    n_runs = targets.shape[0]
-    for q in range(n_runs):
-        if q + _PREFETCH_RUNS < n_runs:  # request a later run's rows now: gathers are latency bound
-            for k in range(starts[q + _PREFETCH_RUNS], starts[q + _PREFETCH_RUNS + 1]):
-                prefetch_row(data, rows[k])
+    for q in range(targets.shape[0]):
         start = starts[q]
         end = starts[q + 1]
         num = end - start
