@@ -90,6 +90,18 @@ def factor_into(rng, size, rank):
     return dims
 
 
+def assert_matches_tf(got, kernel_error, want, tf_error):
+    """The kernel agrees with TF: both reject the input, or both give the same bits."""
+    if tf_error is not None:
+        assert kernel_error, f"TF raised {tf_error!r} but the kernel accepted the input"
+        return
+    assert kernel_error is None, f"kernel rejected an input TF accepts: {kernel_error}"
+    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
+    if got.dtype.kind == "f":  # bit patterns: -0.0 vs 0.0 and NaN payloads count
+        got, want = got.view(f"u{got.itemsize}"), want.view(f"u{want.itemsize}")
+    np.testing.assert_array_equal(got, want)
+
+
 @pytest.fixture
 def rng():
     """Fresh random inputs every run; the seed is printed so a failure can be replayed."""

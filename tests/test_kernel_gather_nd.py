@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from conftest import assert_matches_tf
 from tf_blade.kernels.errors import error_text, new_error_buffer
 from tf_blade.kernels.gather_nd import gather_nd
 
@@ -24,21 +25,10 @@ def run_kernel(params, indices):
     return out.reshape(tuple(shape)), None
 
 
-def assert_identical(got, want):
-    assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
-    if got.dtype.kind == "f":
-        got, want = got.view(f"u{got.itemsize}"), want.view(f"u{want.itemsize}")
-    np.testing.assert_array_equal(got, want)
-
-
 def check(params, indices):
     want, tf_err = tf_gather_nd(params, indices)
     got, k_err = run_kernel(params, indices)
-    if tf_err is not None:
-        assert k_err, f"TF raised {tf_err!r} but the kernel accepted the input"
-        return
-    assert k_err is None, f"kernel rejected an input TF accepts: {k_err}"
-    assert_identical(got, want)
+    assert_matches_tf(got, k_err, want, tf_err)
 
 
 def random_case(rng, idx_dtype, bad_rate=0.3):

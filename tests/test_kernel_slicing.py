@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from conftest import assert_matches_tf
 from tf_blade.kernels.errors import error_text, new_error_buffer
 from tf_blade.kernels.slicing import shrunk_shape, slice_bounds, strided_slice_bounds, take_1d, take_2d
 
@@ -21,22 +22,13 @@ def tf_outcome(fn):
         return None, e.message
 
 
-def compare(got, k_err, want, tf_err):
-    if tf_err is not None:
-        assert k_err, f"TF raised {tf_err!r} but the kernel accepted the input"
-        return
-    assert k_err is None, f"kernel rejected an input TF accepts: {k_err}"
-    assert got.dtype == want.dtype and got.shape == want.shape, (got.shape, want.shape)
-    np.testing.assert_array_equal(got, want)
-
-
 def check_slice(x, begin, size):
     want, tf_err = tf_outcome(lambda: tf.raw_ops.Slice(input=tf.constant(x), begin=tf.constant(begin),
                                                        size=tf.constant(size)))
     err = new_error_buffer()
     bounds = slice_bounds(np.array(x.shape, np.int64), begin, size, err)
     got, k_err = (None, error_text(err)) if err[0] else (take(x, bounds), None)
-    compare(got, k_err, want, tf_err)
+    assert_matches_tf(got, k_err, want, tf_err)
 
 
 def check_strided(x, begin, end, strides, begin_mask=0, end_mask=0, shrink_mask=0):
@@ -51,7 +43,7 @@ def check_strided(x, begin, end, strides, begin_mask=0, end_mask=0, shrink_mask=
         got, k_err = None, error_text(err)
     else:
         got, k_err = take(x, bounds).reshape(tuple(shrunk_shape(bounds))), None
-    compare(got, k_err, want, tf_err)
+    assert_matches_tf(got, k_err, want, tf_err)
 
 
 def random_x(rng):
