@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import functools
-import logging
 import os
 import time
 
@@ -12,8 +11,6 @@ from .graph.frontend import collect_variables, function_io, rebuild, variable_sh
 from .passes.pipeline import Options, run_pipeline
 from .report import Report
 from .runtime import bridge as bridges
-
-log = logging.getLogger("tf_blade")
 
 
 class OptimizedModel(tf.Module):

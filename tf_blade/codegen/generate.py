@@ -12,7 +12,7 @@ from typing import Dict, List
 
 from .dtypes import numpy_name
 from .emitter import Emitter, Value, empty_expr
-from .parts import Part, decompose
+from .parts import Part, decompose, ref_meta
 from .registry import load_all
 
 
@@ -28,11 +28,7 @@ class SpecNode:
 
 
 def _meta(spec, ref):
-    if ref.startswith("in:"):
-        inp = spec["inputs"][int(ref[3:])]
-        return numpy_name(inp["dtype"]), inp["rank"]
-    k, j = map(int, ref.split(":"))
-    dtype, rank = spec["nodes"][k]["outputs"][j]
+    dtype, rank = ref_meta(spec, ref)
     return numpy_name(dtype), rank
 
 

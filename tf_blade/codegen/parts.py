@@ -85,7 +85,7 @@ def _template_key(spec, part: Part) -> str:
     from .registry import load_all
     lowerings = load_all()
     local = {ref: f"p{i}" for i, ref in enumerate(part.inputs)}
-    meta = [_meta(spec, ref) for ref in part.inputs]
+    meta = [list(ref_meta(spec, ref)) for ref in part.inputs]
     body = []
     for n, k in enumerate(part.nodes):
         node = spec["nodes"][k]
@@ -98,12 +98,14 @@ def _template_key(spec, part: Part) -> str:
     return json.dumps([meta, body, outs], sort_keys=True)
 
 
-def _meta(spec, ref):
+def ref_meta(spec, ref):
+    """(dtype enum, rank) of a spec reference: "in:k" or "node:output"."""
     if ref.startswith("in:"):
         inp = spec["inputs"][int(ref[3:])]
-        return [inp["dtype"], inp["rank"]]
+        return inp["dtype"], inp["rank"]
     k, j = map(int, ref.split(":"))
-    return spec["nodes"][k]["outputs"][j]
+    dtype, rank = spec["nodes"][k]["outputs"][j]
+    return dtype, rank
 
 
 def _topological(parts: List[Part]):

@@ -10,7 +10,7 @@ import json
 from typing import Dict, List
 
 from ..codegen.dtypes import RESOURCE
-from ..graph.ir import Graph, Node, make_ref, parse_ref
+from ..graph.ir import Graph, Node, make_ref
 
 MAX_INLINED_CONST_ELEMENTS = 1024  # larger constants (frozen tables) stay graph inputs
 

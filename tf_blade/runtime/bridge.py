@@ -14,6 +14,7 @@ import threading
 import numpy as np
 
 from ..codegen.dtypes import RESOURCE, STRING
+from ..codegen.parts import ref_meta
 from ..graph.ir import Node
 from ..kernels.errors import error_text, new_error_buffer
 from . import compiler
@@ -63,15 +64,7 @@ def _compile_entry(spec_bytes: bytes, in_dtypes, in_ranks) -> int:
 
 
 def _out_meta(spec):
-    meta = []
-    for ref in spec["outputs"]:
-        if ref.startswith("in:"):
-            inp = spec["inputs"][int(ref[3:])]
-            meta.append((inp["dtype"], inp["rank"]))
-        else:
-            k, j = map(int, ref.split(":"))
-            meta.append(tuple(spec["nodes"][k]["outputs"][j]))
-    return meta
+    return [ref_meta(spec, ref) for ref in spec["outputs"]]
 
 
 def _attr(**kw):

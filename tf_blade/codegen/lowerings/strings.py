@@ -1,5 +1,5 @@
 """AsString (integers, default formatting) and StringToHashBucketFast (FarmHash Fingerprint64)."""
-from ..dtypes import INTEGER, STRING
+from ..dtypes import STRING
 from ..registry import Lowering, lowering
 
 
