@@ -1,7 +1,7 @@
 from setuptools import setup
 
-# kernels/ and feature_column/ sit at the top level to show the architecture, but install
-# as tf_blade.kernels / tf_blade.feature_column so the import namespace stays one package.
+# kernels/, feature_column/ and benchmarks/ sit at the top level to show the architecture, but
+# install as tf_blade.kernels / .feature_column / .benchmarks so the namespace stays one package.
 setup(
     name="tf_blade",
     version="0.1.0",
@@ -11,11 +11,12 @@ setup(
     packages=[
         "tf_blade", "tf_blade.graph", "tf_blade.passes", "tf_blade.codegen",
         "tf_blade.codegen.lowerings", "tf_blade.runtime",
-        "tf_blade.kernels", "tf_blade.feature_column",
+        "tf_blade.kernels", "tf_blade.feature_column", "tf_blade.benchmarks",
     ],
     package_dir={
         "tf_blade.kernels": "kernels",
         "tf_blade.feature_column": "feature_column",
+        "tf_blade.benchmarks": "benchmarks",
     },
     package_data={"tf_blade.runtime": ["*.cc"]},
     install_requires=[
@@ -24,7 +25,11 @@ setup(
         "numba>=0.68",
         "numpy",
         "tf2onnx",
+        # Numba's TBB threading layer runs a layer's columns in parallel (tf_blade/runtime/threads.py)
+        "tbb>=2021.6; platform_system == 'Linux' and platform_machine == 'x86_64'",
     ],
-    extras_require={"test": ["pytest", "hypothesis"]},
+    extras_require={"test": ["pytest", "hypothesis"],
+                    # the benchmark suite's PNG plot and its torch.embedding_bag anchor column
+                    "bench": ["matplotlib", "torch"]},
     entry_points={"console_scripts": ["tf-blade=tf_blade.cli:main"]},
 )

@@ -14,7 +14,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 
 _CHILD = r"""
 import os, sys, time, json

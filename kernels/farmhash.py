@@ -225,17 +225,18 @@ def fingerprint64(data, start, length):
 
 
 @njit(cache=True, nogil=True)
-def string_to_hash_bucket_fast(offsets, data, num_buckets):
-    """TF StringToHashBucketFast over a string pool: Fingerprint64(s) % num_buckets (int64).
+def string_to_hash_bucket_fast(ids, offsets, data, num_buckets):
+    """TF StringToHashBucketFast of the pool strings ``ids`` (flat): Fingerprint64(s) % num_buckets
+    (int64). Hashes only the strings a tensor refers to, not the whole pool (a filtered column
+    shares its input's pool, padding and all).
 
-    ``num_buckets`` must be >= 1 (TF enforces this on the op attribute).
+    ``num_buckets`` must be >= 1 (TF enforces this on the op attribute); ids index the pool.
     """
-    n = offsets.shape[0] - 1
-    out = np.empty(max(n, 0), dtype=np.int64)
+    out = np.empty(ids.shape[0], dtype=np.int64)
     nb = np.uint64(num_buckets)
-    for i in range(n):
-        start = offsets[i]
-        h = fingerprint64(data, start, offsets[i + 1] - start)
+    for i in range(ids.shape[0]):
+        start = offsets[ids[i]]
+        h = fingerprint64(data, start, offsets[ids[i] + 1] - start)
         out[i] = np.int64(h % nb)
     return out
 

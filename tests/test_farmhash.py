@@ -61,9 +61,13 @@ def random_strings(rng, lengths):
     return out
 
 
+def every_string(offsets):
+    return np.arange(len(offsets) - 1, dtype=np.int64)
+
+
 def check_strings(strings, num_buckets):
     offsets, data = make_pool(strings)
-    got = string_to_hash_bucket_fast(offsets, data, num_buckets)
+    got = string_to_hash_bucket_fast(every_string(offsets), offsets, data, num_buckets)
     assert got.dtype == np.int64
     want = tf_buckets(strings, num_buckets) if strings else np.zeros(0, np.int64)
     np.testing.assert_array_equal(got, want)
@@ -144,10 +148,19 @@ def test_buckets_empty_string(num_buckets):
     check_strings([b"", b"a", b""], num_buckets)
 
 
+def test_buckets_of_chosen_ids():
+    # A filtered tensor (padding dropped, rows reordered, repeats) hashes only the ids it holds.
+    strings = [b"", b"a", b"bb", b"", "\u00e9t\u00e9".encode(), b"x" * 300]
+    offsets, data = make_pool(strings)
+    ids = np.array([5, 1, 1, 4, 2], np.int64)
+    got = string_to_hash_bucket_fast(ids, offsets, data, 977)
+    np.testing.assert_array_equal(got, tf_buckets([strings[i] for i in ids], 977))
+
+
 def test_buckets_empty_batch():
     offsets = np.zeros(1, dtype=np.int64)
     data = np.zeros(0, dtype=np.uint8)
-    got = string_to_hash_bucket_fast(offsets, data, 100)
+    got = string_to_hash_bucket_fast(every_string(offsets), offsets, data, 100)
     assert got.dtype == np.int64 and got.shape == (0,)
     want = tf.strings.to_hash_bucket_fast(tf.constant([], dtype=tf.string), 100).numpy()
     assert want.shape == (0,)
@@ -241,7 +254,7 @@ def test_hash_ints_matches_pool_path():
     v[:18] = special_ints()
     offsets, data = int_to_decimal_pool(v)
     np.testing.assert_array_equal(hash_ints_to_bucket(v, 2**62),
-                                  string_to_hash_bucket_fast(offsets, data, 2**62))
+                                  string_to_hash_bucket_fast(every_string(offsets), offsets, data, 2**62))
 
 
 @settings(max_examples=50, deadline=None)

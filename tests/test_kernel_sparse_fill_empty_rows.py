@@ -1,6 +1,5 @@
 """kernels/sparse_fill_empty_rows.py against tf.raw_ops.SparseFillEmptyRows: all four outputs,
 exact, on random (unsorted, duplicated) inputs, plus the malicious inputs of TF's advisories."""
-import time
 
 import numpy as np
 import pytest
@@ -165,28 +164,3 @@ def test_fill_empty_rows_large(rng):
     check(idx, values, [rows + 300, 30], np.float32(0))
     order = np.lexsort((idx[:, 1], idx[:, 0]))
     check(idx[order], values[order], [rows + 300, 30], np.float32(0))
-
-
-def test_fill_empty_rows_speed_unsorted_with_empty_rows(rng):
-    # The shuffle path must copy rows with scalar loops, not Numba slice assignment (~10 ns a
-    # call): measured against NumPy gathering the same rows in random order, it should be a
-    # few times slower at most (scalar loops: ~4x; per-row slice copies: ~20x).
-    rows, nnz = 100_000, 400_000
-    idx = np.stack([rng.integers(0, rows, nnz), rng.integers(0, 50, nnz)], axis=1).astype(np.int64)
-    values = rng.standard_normal(nnz).astype(np.float32)
-    shape = np.array([rows * 2, 50], np.int64)
-    default = np.zeros(1, np.float32)
-    perm = rng.permutation(nnz)
-    sparse_fill_empty_rows(idx, values, shape, default, new_error_buffer())  # compile
-    kernel = min(_timed(lambda: sparse_fill_empty_rows(idx, values, shape, default,
-                                                        new_error_buffer())) for _ in range(7))
-    baseline = min(_timed(lambda: (np.take(idx, perm, axis=0), np.take(values, perm)))
-                   for _ in range(7))
-    print(f"sparse_fill_empty_rows: {kernel * 1e9 / nnz:.1f} ns per entry, {kernel / baseline:.1f}x a NumPy gather")
-    assert kernel < 10 * baseline, (kernel, baseline)
-
-
-def _timed(fn):
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0

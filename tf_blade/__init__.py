@@ -6,11 +6,11 @@ import sys as _sys
 
 
 def _map_source_subpackages():
-    """kernels/ and feature_column/ sit beside this package in the source tree; setup.py's
-    package_dir installs them as tf_blade.kernels / tf_blade.feature_column. When tf_blade is
+    """kernels/, feature_column/ and benchmarks/ sit beside this package in the source tree; setup.py's
+    package_dir installs them as tf_blade.kernels / .feature_column / .benchmarks. When tf_blade is
     imported straight from a checkout (``python -m pytest`` in the repo), map them the same way."""
     here = _os.path.dirname(_os.path.abspath(__file__))
-    for name in ("kernels", "feature_column"):
+    for name in ("kernels", "feature_column", "benchmarks"):
         full = f"{__name__}.{name}"
         folder = _os.path.join(_os.path.dirname(here), name)
         if full in _sys.modules or _os.path.isdir(_os.path.join(here, name)) or not _os.path.isdir(folder):

@@ -46,6 +46,55 @@ def criteo_feature_model(n_columns=26, dim=16, combiner="mean", dtype=tf.string,
     return module
 
 
+def numeric_names(n_numeric):
+    return [f"I{i + 1}" for i in range(n_numeric)]
+
+
+def criteo_wdl_model(n_columns=26, n_numeric=13, dim=16, hidden=(1024, 512, 256), seed=0):
+    """Wide & deep over the Criteo layout: the categorical columns of ``criteo_feature_model``
+    (deep: embeddings, mean) plus ``n_numeric`` numeric columns (log1p-normalised) feed a
+    ``hidden`` ReLU DNN; the wide part is a linear model over the same hashed columns (an
+    embedding of width 1, combiner sum, i.e. the sum of the ids' weights). ``serve`` maps
+    {C1..Cn: [batch, k] strings, I1..Im: [batch, 1] float32} -> {"logit": [batch, 1]}."""
+    import tf_keras
+
+    fc = tf.feature_column
+    tf.random.set_seed(seed)
+    deep, wide = [], []
+    for i, name in enumerate(column_names(n_columns)):
+        cat = fc.categorical_column_with_hash_bucket(name, CRITEO_BUCKETS[i % len(CRITEO_BUCKETS)])
+        deep.append(fc.embedding_column(cat, dim, combiner="mean"))
+        wide.append(fc.embedding_column(cat, 1, combiner="sum"))
+    numeric = [fc.numeric_column(name, normalizer_fn=lambda x: tf.math.log1p(tf.maximum(x, 0.0)))
+               for name in numeric_names(n_numeric)]
+    module = tf.Module()
+    module.deep_input = tf_keras.layers.DenseFeatures(deep + numeric)
+    module.wide_input = tf_keras.layers.DenseFeatures(wide)
+    module.dnn = tf_keras.Sequential([tf_keras.layers.Dense(h, activation="relu") for h in hidden]
+                                     + [tf_keras.layers.Dense(1)])
+    names = column_names(n_columns) + numeric_names(n_numeric)
+    specs = ([tf.TensorSpec([None, None], tf.string, name=n) for n in column_names(n_columns)]
+             + [tf.TensorSpec([None, 1], tf.float32, name=n) for n in numeric_names(n_numeric)])
+
+    def serve(*features):
+        x = dict(zip(names, features))
+        wide_logit = tf.reduce_sum(module.wide_input(x), axis=1, keepdims=True)
+        return {"logit": module.dnn(module.deep_input(x)) + wide_logit}
+
+    import inspect
+    serve.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+    module.serve = tf.function(serve, input_signature=specs)
+    module.serve.get_concrete_function()
+    return module
+
+
+def synthetic_numeric(batch, n_numeric=13, seed=0):
+    """{I1..Im: [batch, 1] float32}: Criteo-like heavy-tailed counts."""
+    rng = np.random.default_rng(seed + 1)
+    return {name: rng.zipf(1.5, size=(batch, 1)).astype(np.float32) for name in numeric_names(n_numeric)}
+
+
 def synthetic_batch(batch, n_columns=26, max_ids=4, empty_fraction=0.05, dtype=tf.string, seed=0):
     """{C1..Cn: [batch, max_ids]} with 1..max_ids ids per row (~empty_fraction rows empty).
 

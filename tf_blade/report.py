@@ -29,6 +29,8 @@ class Report:
                          f"{len(f.get('clusters', []))} fused op(s)")
             for c in f.get("clusters", []):
                 lines.append(f"    {c['name']} ({c['op']}): {c['tf_ops']} TF ops")
+            for failure in f.get("compile_failed", []):
+                lines.append(f"    kept in TF, kernel failed to compile: {failure['tf_ops']} TF ops ({failure['reason']})")
             for reason, count in f.get("not_fused", {}).items():
                 lines.append(f"    not fused: {count} x {reason}")
         if self.saved_to:

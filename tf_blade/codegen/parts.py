@@ -9,6 +9,7 @@ inputs, like the final concat); such a node starts a part of its own.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 from typing import Dict, List
 
@@ -59,7 +60,7 @@ def _make_part(spec, members) -> Part:
     inside = set(members)
     consts = sorted({p for k in members for p in map(_producer, nodes[k]["inputs"])
                      if p is not None and nodes[p]["op"] == "Const"})
-    ordered = sorted(inside | set(consts))
+    ordered = _canonical_order(spec, inside | set(consts))
     inputs = []
     for k in ordered:
         for ref in nodes[k]["inputs"]:
@@ -78,6 +79,37 @@ def _make_part(spec, members) -> Part:
     part = Part(nodes=ordered, inputs=inputs, outputs=outputs)
     part.key = _template_key(spec, part)
     return part
+
+
+def _canonical_order(spec, members) -> List[int]:
+    """A topological order of ``members`` that depends only on the computation, not on where
+    the graph happened to list each node: Grappler interleaves the 26 column chains differently,
+    and equal chains must yield equal template source (one compile, not one per ordering)."""
+    from .registry import load_all
+    lowerings = load_all()
+    nodes = spec["nodes"]
+    shape_of: Dict[int, str] = {}
+
+    def shape(k):  # a Merkle hash of what node k computes from outside values
+        if k not in shape_of:
+            node = nodes[k]
+            runtime = getattr(lowerings[node["op"]], "runtime_attrs", ())
+            ins = [[shape(p), ref.split(":")[1]] if p in members else list(ref_meta(spec, ref))
+                   for ref in node["inputs"] for p in [_producer(ref)]]
+            attrs = {a: v for a, v in node["attrs"].items() if a not in runtime}
+            text = json.dumps([node["op"], attrs, ins, node["outputs"]], sort_keys=True)
+            shape_of[k] = hashlib.sha256(text.encode()).hexdigest()
+        return shape_of[k]
+
+    waiting = {k: {p for p in map(_producer, nodes[k]["inputs"]) if p in members} for k in members}
+    order: List[int] = []
+    while waiting:
+        ready = min((k for k, deps in waiting.items() if not deps), key=lambda k: (shape(k), k))
+        order.append(ready)
+        del waiting[ready]
+        for deps in waiting.values():
+            deps.discard(ready)
+    return order
 
 
 def _template_key(spec, part: Part) -> str:

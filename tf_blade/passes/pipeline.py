@@ -4,13 +4,15 @@ Order, and why:
 1. inline_calls      - signature bodies hide behind (Stateful)PartitionedCall; clustering must see them.
 2. refuse_training   - a graph that computes gradients needs the original ops for their gradients.
 3. cluster           - supported nodes -> cycle-free clusters (needs the inlined, final op set).
-4. fuse              - each cluster -> one fused node (needs the clusters).
-5. prune_constants   - constants copied into specs are dead now (last: fusing creates them).
+4. compile_kernels   - each cluster's kernel is compiled now; one that fails stays TF (needs clusters).
+5. fuse              - each cluster -> one fused node (needs the compiled clusters).
+6. prune_constants   - constants copied into specs are dead now (last: fusing creates them).
 """
 from __future__ import annotations
 
 import collections
 import dataclasses
+import warnings
 from typing import Callable, FrozenSet, List, Optional
 
 from ..graph.inline import inline_calls
@@ -86,6 +88,26 @@ def cluster_pass(s: State):
     return bool(s.clusters)
 
 
+def compile_pass(s: State):
+    """Compiles every cluster's kernel before any graph changes: a kernel that fails to compile
+    leaves its cluster to TensorFlow (reported, warned once) instead of failing a request later.
+    It also fills the kernel cache, so the first call of the optimized model is quick."""
+    from ..runtime import compiler
+    kept = []
+    for cluster in s.clusters:
+        spec, _, _ = fuse.build_spec(s.graph, cluster, s.fetches)
+        try:
+            compiler.load_kernel(fuse.spec_text(spec))
+            kept.append(cluster)
+        except Exception as e:  # any failure of codegen or Numba: the TF ops still work
+            reason = f"{type(e).__name__}: {(str(e).strip().splitlines() or [''])[0][:300]}"
+            s.report.setdefault("compile_failed", []).append({"tf_ops": len(cluster), "reason": reason})
+            warnings.warn(f"tf_blade: a cluster of {len(cluster)} TF ops stays unfused, its kernel "
+                          f"failed to compile: {reason}", RuntimeWarning)
+    s.clusters = kept
+    return bool(kept)
+
+
 def fuse_pass(s: State):
     fused = []
     for i, cluster in enumerate(s.clusters):
@@ -107,6 +129,7 @@ PIPELINE = [
     ("inline_calls", inline_pass),
     ("refuse_training", refuse_training_pass),
     ("cluster", cluster_pass),
+    ("compile_kernels", compile_pass),
     ("fuse", fuse_pass),
     ("prune_constants", prune_constants_pass),
 ]

@@ -16,6 +16,7 @@
 #include "tensorflow/core/framework/resource_var.h"
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor_shape.h"
+#include "tensorflow/core/platform/threadpool.h"
 
 using namespace tensorflow;
 
@@ -185,31 +186,47 @@ class BladeFusedCallOp : public OpKernel {
     EntryFn entry = nullptr;
     OP_REQUIRES_OK(ctx, Lookup(key, dtypes, ranks, &entry));
 
-    // Marshal inputs. String buffers live in `strs` until the call returns.
+    // Marshal inputs. String tensors become offsets + bytes, which live in `strs` until the
+    // call returns; one string input per task on TF's intra-op pool (at batch 4096 the 26
+    // string columns of a Criteo layer are 425k strings: 1.6 ms on one thread).
     std::vector<int64_t> in_ptrs(2 * n_in + 1, 0), in_shapes(kMaxRank * n_in + 1, 0);
-    std::vector<std::pair<std::vector<int64_t>, std::vector<uint8_t>>> strs;
-    strs.reserve(n_in);
+    std::vector<int> string_inputs;
+    int64_t n_strings = 0;
     for (int i = 0; i < n_in; ++i) {
       const Tensor& t = *inputs[i];
       for (int d = 0; d < t.dims(); ++d) in_shapes[kMaxRank * i + d] = t.dim_size(d);
       if (t.dtype() == DT_STRING) {
-        auto flat = t.flat<tstring>();
+        string_inputs.push_back(i);
+        n_strings += t.NumElements();
+      } else {
+        const char* p = t.tensor_data().data();
+        in_ptrs[2 * i] = reinterpret_cast<int64_t>(p ? p : &g_dummy_byte);
+      }
+    }
+    std::vector<std::pair<std::vector<int64_t>, std::vector<uint8_t>>> strs(string_inputs.size());
+    auto marshal = [&](int64_t begin, int64_t end) {
+      for (int64_t k = begin; k < end; ++k) {
+        auto flat = inputs[string_inputs[k]]->flat<tstring>();
         const int64_t n = flat.size();
-        strs.emplace_back();
-        auto& offsets = strs.back().first;
-        auto& bytes = strs.back().second;
+        auto& offsets = strs[k].first;
+        auto& bytes = strs[k].second;
         offsets.resize(n + 1);
         offsets[0] = 0;
         for (int64_t j = 0; j < n; ++j) offsets[j + 1] = offsets[j] + flat(j).size();
         bytes.resize(offsets[n] + 1);  // +1: data() is valid even with no bytes
         for (int64_t j = 0; j < n; ++j)
           std::memcpy(bytes.data() + offsets[j], flat(j).data(), flat(j).size());
-        in_ptrs[2 * i] = reinterpret_cast<int64_t>(offsets.data());
-        in_ptrs[2 * i + 1] = reinterpret_cast<int64_t>(bytes.data());
-      } else {
-        const char* p = t.tensor_data().data();
-        in_ptrs[2 * i] = reinterpret_cast<int64_t>(p ? p : &g_dummy_byte);
       }
+    };
+    const int64_t n_tasks = static_cast<int64_t>(string_inputs.size());
+    auto* pool = ctx->device()->tensorflow_cpu_worker_threads();
+    if (n_tasks > 1 && n_strings >= 8192 && pool != nullptr && pool->workers != nullptr)
+      pool->workers->ParallelFor(n_tasks, /*cost_per_unit=*/20 * n_strings / n_tasks, marshal);
+    else
+      marshal(0, n_tasks);
+    for (int64_t k = 0; k < n_tasks; ++k) {
+      in_ptrs[2 * string_inputs[k]] = reinterpret_cast<int64_t>(strs[k].first.data());
+      in_ptrs[2 * string_inputs[k] + 1] = reinterpret_cast<int64_t>(strs[k].second.data());
     }
 
     CallCtx cc{ctx, &out_ranks_, std::vector<char>(out_ranks_.size(), 0), absl::OkStatus()};

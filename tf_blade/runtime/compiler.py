@@ -15,6 +15,7 @@ import os
 import sys
 import tempfile
 import threading
+import warnings
 
 import numba
 
@@ -38,13 +39,39 @@ def load_kernel(spec_text: str):
         module = _modules.get(key)
         if module is None:
             source, templates = generate(json.loads(spec_text))
-            for name, template in templates.items():  # shared across clusters: load once
-                if name not in sys.modules:
-                    _import(name, _write_source(name, template))
-            module = _import(f"tf_blade_kernel_{key}", _write_source(f"k_{key}", source))
+            try:
+                module = _load(key, source, templates)
+            except Exception as e:
+                # A truncated or foreign Numba cache file fails the load; drop the disk caches
+                # and compile from source once more (a real compile error fails again).
+                warnings.warn(f"tf_blade: loading kernel {key} failed ({type(e).__name__}: {e}); "
+                              "clearing its disk cache and compiling again", RuntimeWarning)
+                _clear_disk_caches(templates)
+                module = _load(key, source, templates)
             _modules[key] = module
             compile_count += 1
         return module
+
+
+def _load(key, source, templates):
+    for name, template in templates.items():  # shared across clusters: load once
+        if name not in sys.modules:
+            _import(name, _write_source(name, template))
+    return _import(f"tf_blade_kernel_{key}", _write_source(f"k_{key}", source))
+
+
+def _clear_disk_caches(templates):
+    from .. import kernels
+    for name in templates:
+        sys.modules.pop(name, None)
+    for folder in (_kernel_folder(), os.path.dirname(kernels.__file__)):
+        pycache = os.path.join(folder, "__pycache__")
+        for entry in os.listdir(pycache) if os.path.isdir(pycache) else ():
+            if entry.endswith((".nbi", ".nbc")):
+                try:
+                    os.remove(os.path.join(pycache, entry))
+                except OSError:
+                    pass
 
 
 @functools.lru_cache(maxsize=1)
@@ -64,8 +91,12 @@ def code_version() -> str:
     return digest.hexdigest()[:12]
 
 
+def _kernel_folder() -> str:
+    return os.path.join(cache_root(), "kernels", f"numba-{numba.__version__}-{code_version()}")
+
+
 def _write_source(stem: str, source: str) -> str:
-    folder = os.path.join(cache_root(), "kernels", f"numba-{numba.__version__}-{code_version()}")
+    folder = _kernel_folder()
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, f"{stem}.py")
     try:

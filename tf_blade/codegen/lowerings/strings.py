@@ -32,8 +32,7 @@ class StringToHashBucketFastLowering(Lowering):
     def emit(self, node, ins, em):
         s = ins[0]
         buckets = node.attrs["num_buckets"]
-        hashes = em.tmp()
-        em.line(f"{hashes} = {em.kernel('farmhash', 'string_to_hash_bucket_fast')}({s.off}, {s.dat}, {buckets})")
         out = em.tmp()
-        em.line(f"{out} = {hashes}[np.ascontiguousarray({s.var}).ravel()].reshape({s.var}.shape)")
+        em.line(f"{out} = {em.kernel('farmhash', 'string_to_hash_bucket_fast')}("
+                f"np.ascontiguousarray({s.var}).ravel(), {s.off}, {s.dat}, {buckets}).reshape({s.var}.shape)")
         return [out]

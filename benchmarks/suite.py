@@ -1,0 +1,294 @@
+"""The benchmark suite: stock TF against tf_blade on the bundled Criteo models (issue 5).
+
+    python -m benchmarks.suite [--models criteo-fc,criteo-wdl] [--batches 1,64,512,4096]
+                               [--rounds 40] [--out docs/benchmarks/suite] [--skip-compile]
+    tf-blade bench ...            (the same, installed)
+
+Every figure is a median of interleaved rounds (A/B/A/B in one process; this machine is shared
+and noisy: ratios hold, absolute times drift). Columns:
+  tf            stock TF, graph mode, Grappler on, default thread pools
+  native/numpy  tf_blade with the native op / the numpy_function fallback (numpy timed apart,
+                scaled to the same TF median: its per-call table copies would evict the others')
+  xla           the same function under tf.function(jit_compile=True), or why it does not run
+  call floor    a trivial function with the same inputs (the Python call both sides pay)
+  torch         torch.nn.functional.embedding_bag (2 threads) over the same pre-hashed ids,
+                one call per table: the hand-fused anchor for the embedding part (if installed)
+  plain gather  our fastest plain Numba gather-and-mean over the same pre-hashed ids
+  memory floor  bytes of embedding rows the batch must read / measured random-access bandwidth
+Also: compile cold/warm and recompiles across batch sizes (fresh processes), throughput with 1
+and 2 concurrent callers, peak RSS of this process. Writes <out>.json, <out>.md and <out>.png.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import sys
+import threading
+import time
+
+import numpy as np
+
+
+def _models():
+    from tf_blade import examples as ex
+    # name: (model builder, batch maker, the serve signature's argument names in order)
+    return {
+        "criteo-fc": (lambda: ex.criteo_feature_model(26), lambda b: ex.synthetic_batch(b, 26),
+                      ex.column_names(26)),
+        "criteo-wdl": (lambda: ex.criteo_wdl_model(26, 13),
+                       lambda b: {**ex.synthetic_batch(b, 26), **ex.synthetic_numeric(b, 13)},
+                       ex.column_names(26) + ex.numeric_names(13)),
+    }
+
+
+def _pre_hashed(module, raw):
+    """Per column (table, ids, offsets) as the embedding lookups see them: "" dropped, ids hashed
+    by TF itself; tables are the model's own variables."""
+    import tensorflow as tf
+    from tf_blade.examples import CRITEO_BUCKETS
+    tables = {v.name.split("/")[1].split("_embedding")[0]: v for v in module.variables
+              if "_embedding" in v.name and v.shape[1] > 1}
+    out = []
+    for i, name in enumerate(sorted((k for k in raw if k.startswith("C")), key=lambda k: int(k[1:]))):
+        strings = raw[name]
+        keep = strings != b""
+        ids = tf.strings.to_hash_bucket_fast(strings[keep].astype(object), CRITEO_BUCKETS[i % 26]).numpy()
+        offsets = np.concatenate([[0], np.cumsum(keep.sum(axis=1))]).astype(np.int64)
+        out.append((tables[name].numpy(), ids.astype(np.int64), offsets))
+    return out
+
+
+def _plain_gather():
+    from numba import njit, prange
+
+    @njit(parallel=True, nogil=True, cache=True)
+    def bag_mean(tables, ids, offsets, out):
+        n_rows = offsets[0].shape[0] - 1
+        dim = tables[0].shape[1]
+        for t in prange(len(tables) * n_rows):
+            c, r = t // n_rows, t % n_rows
+            table, col_ids, off = tables[c], ids[c], offsets[c]
+            base = c * dim
+            for j in range(dim):
+                out[r, base + j] = 0
+            for k in range(off[r], off[r + 1]):  # flat scalar loops: no array views per row
+                row = col_ids[k]
+                for j in range(dim):
+                    out[r, base + j] += table[row, j]
+            n = off[r + 1] - off[r]
+            if n > 0:
+                for j in range(dim):
+                    out[r, base + j] /= n
+    return bag_mean
+
+
+def random_access_bandwidth(row_bytes=64, buffer_mb=512, lookups=4_000_000):
+    """Bytes per second this machine reads when every ``row_bytes`` row is a random one (2 threads)."""
+    from numba import njit, prange
+
+    @njit(parallel=True, nogil=True)
+    def gather_sum(buf, idx, out):
+        for t in prange(out.shape[0]):
+            s = np.float32(0)
+            for k in range(t * 1000, (t + 1) * 1000):
+                row = buf[idx[k]]
+                for j in range(row.shape[0]):
+                    s += row[j]
+            out[t] = s
+
+    rows = buffer_mb * 2**20 // row_bytes
+    buf = np.ones((rows, row_bytes // 4), np.float32)
+    idx = np.random.default_rng(0).integers(0, rows, lookups)
+    out = np.zeros(lookups // 1000, np.float32)
+    gather_sum(buf, idx, out)
+    best = min(_timed(lambda: gather_sum(buf, idx, out)) for _ in range(5))
+    return lookups * row_bytes / best
+
+
+def _timed(fn):
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def _xla(module):
+    import tensorflow as tf
+    fn = tf.function(module.serve.python_function, jit_compile=True,
+                     input_signature=module.serve.input_signature)
+    return fn
+
+
+def _throughput(fn, seconds=2.0, callers=1):
+    counts = [0] * callers
+    stop = time.perf_counter() + seconds
+
+    def run(k):
+        while time.perf_counter() < stop:
+            fn()
+            counts[k] += 1
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(callers)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return sum(counts) / seconds
+
+
+def measure(name, batches, rounds, bandwidth):
+    import tensorflow as tf
+    import tf_blade
+    from tf_blade.timing import interleaved
+    build, make_batch, names = _models()[name]
+    module = build()
+    stock = module.serve.get_concrete_function()
+    native = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
+    numpy_fn = tf_blade.optimize(module.serve, bridge="numpy").signatures["serving_default"]
+    floor = tf.function(lambda *a: a[0][:1, :1], input_signature=stock.structured_input_signature[0])
+    floor = floor.get_concrete_function()
+    xla, xla_note = _xla(module), None
+    bag_mean = _plain_gather()
+    try:
+        import torch
+        torch.set_num_threads(2)
+    except ImportError:
+        torch = None
+    key = list(stock.structured_outputs)[0]
+    rows = []
+    for batch in batches:
+        raw = make_batch(batch)
+        args = [tf.constant(raw[n]) for n in names]
+        want = stock(*args)[key].numpy()
+        identical = bool(np.array_equal(want, native(*args)[key].numpy()))
+        sides = {"tf": lambda: stock(*args), "native": lambda: native(*args), "call_floor": lambda: floor(*args)}
+        if xla_note is None:
+            try:
+                xla(*args)
+                sides["xla"] = lambda: xla(*args)
+            except Exception as e:  # strings and sparse ops have no XLA kernels
+                xla_note = f"does not compile: {type(e).__name__}: {str(e).splitlines()[0][:160]}"
+        lookups = _pre_hashed(module, raw)
+        tables = tuple(t for t, _, _ in lookups)
+        ids = tuple(i for _, i, _ in lookups)
+        offsets = tuple(o for _, _, o in lookups)
+        dim = tables[0].shape[1]
+        out = np.zeros((batch, dim * len(tables)), np.float32)
+        sides["plain_gather"] = lambda: bag_mean(tables, ids, offsets, out)
+        if torch is not None:
+            tt = [(torch.from_numpy(t), torch.from_numpy(i), torch.from_numpy(o[:-1])) for t, i, o in lookups]
+            sides["torch"] = lambda: [torch.nn.functional.embedding_bag(i, t, o, mode="mean") for t, i, o in tt]
+        times = interleaved(sides, rounds=rounds)
+        pair = interleaved({"tf": lambda: stock(*args), "numpy": lambda: numpy_fn(*args)},
+                           rounds=max(rounds // 4, 5))
+        times["numpy"] = pair["numpy"] * times["tf"] / pair["tf"]
+        n_lookups = int(sum(len(i) for i in ids))
+        times["memory_floor"] = n_lookups * dim * 4 / bandwidth
+        row = {"model": name, "batch": batch, "identical": identical, "lookups": n_lookups,
+               "median_ms": {k: v * 1e3 for k, v in times.items()},
+               "speedup_native": times["tf"] / times["native"], "speedup_numpy": times["tf"] / times["numpy"]}
+        if batch == 512:
+            one = _throughput(lambda: native(*args), callers=1)
+            two = _throughput(lambda: native(*args), callers=2)
+            row["throughput_calls_per_s"] = {"1_caller": one, "2_callers": two, "ratio": two / one}
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+    return rows, xla_note
+
+
+def _markdown(result):
+    lines = [f"# Benchmark suite\n\nCommand: `{result['command']}` (medians of {result['rounds']} "
+             f"interleaved rounds, this 2-core machine; ratios hold, times drift)\n",
+             f"Random-access bandwidth (64-byte rows, 2 threads): {result['bandwidth_gb_s']:.2f} GB/s. "
+             f"Peak RSS of the benchmark process: {result['peak_rss_mb']:.0f} MB.\n",
+             "| model | batch | stock TF ms | native ms | speedup | numpy_function ms | XLA ms | call floor ms | "
+             "torch embedding_bag ms | plain gather ms | memory floor ms | identical |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in result["rows"]:
+        t = r["median_ms"]
+        cell = lambda k: f"{t[k]:.3f}" if k in t else "n/a"  # noqa: E731
+        lines.append(f"| {r['model']} | {r['batch']} | {t['tf']:.3f} | {t['native']:.3f} | "
+                     f"{r['speedup_native']:.2f}x | {t['numpy']:.3f} | {cell('xla')} | {t['call_floor']:.3f} | "
+                     f"{cell('torch')} | {t['plain_gather']:.3f} | {t['memory_floor']:.3f} | {r['identical']} |")
+    lines.append("")
+    for model, note in result["xla"].items():
+        lines.append(f"XLA on {model}: {note or 'runs'}.")
+    lines += ["", "| model | 1 caller calls/s | 2 callers calls/s | ratio |", "|---|---|---|---|"]
+    for r in result["rows"]:
+        if "throughput_calls_per_s" in r:
+            t = r["throughput_calls_per_s"]
+            lines.append(f"| {r['model']} @ {r['batch']} | {t['1_caller']:.0f} | {t['2_callers']:.0f} | {t['ratio']:.2f}x |")
+    c = result.get("compile")
+    if c:
+        lines += ["", "| 26-column model | first call s | recompiles across batch 0..4096 |", "|---|---|---|",
+                  f"| cold (empty caches) | {c['cold']['first_call_s']:.2f} | {c['cold']['recompiles_across_batches']} |",
+                  f"| warm (disk caches) | {c['warm']['first_call_s']:.2f} | {c['warm']['recompiles_across_batches']} |"]
+    return "\n".join(lines) + "\n"
+
+
+def _plot(result, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("matplotlib not installed: no plot (pip install matplotlib)")
+        return
+    models = sorted({r["model"] for r in result["rows"]})
+    fig, axes = plt.subplots(1, len(models), figsize=(6 * len(models), 4), squeeze=False)
+    for ax, model in zip(axes[0], models):
+        rows = [r for r in result["rows"] if r["model"] == model]
+        x = np.arange(len(rows))
+        sides = [k for k in ("tf", "native", "numpy", "torch", "plain_gather", "memory_floor", "call_floor")
+                 if all(k in r["median_ms"] for r in rows)]
+        width = 0.8 / len(sides)
+        for j, side in enumerate(sides):
+            ax.bar(x + j * width, [r["median_ms"][side] for r in rows], width, label=side)
+        ax.set_xticks(x + 0.4 - width / 2, [str(r["batch"]) for r in rows])
+        ax.set_yscale("log")
+        ax.set_xlabel("batch")
+        ax.set_ylabel("median ms per call (log)")
+        ax.set_title(model)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog="tf-blade bench", description=__doc__.split("\n")[0])
+    p.add_argument("--models", default="criteo-fc,criteo-wdl")
+    p.add_argument("--batches", default="1,64,512,4096")
+    p.add_argument("--rounds", type=int, default=40)
+    p.add_argument("--out", default=os.path.join("docs", "benchmarks", "suite"))
+    p.add_argument("--skip-compile", action="store_true",
+                   help="keep the compile figures of <out>.json (the cold compile takes minutes)")
+    args = p.parse_args(argv)
+    from . import spine
+    previous = {}
+    if args.skip_compile and os.path.exists(args.out + ".json"):
+        with open(args.out + ".json") as f:
+            previous = json.load(f)
+    compile_figures = previous.get("compile") if args.skip_compile else spine.compile_times(26)
+    bandwidth = random_access_bandwidth()
+    result = {"command": "python -m benchmarks.suite " + " ".join(argv if argv is not None else sys.argv[1:]),
+              "rounds": args.rounds, "bandwidth_gb_s": bandwidth / 1e9, "rows": [], "xla": {}}
+    batches = [int(b) for b in args.batches.split(",")]
+    for model in args.models.split(","):
+        rows, note = measure(model, batches, args.rounds, bandwidth)
+        result["rows"] += rows
+        result["xla"][model] = note
+    result["compile"] = compile_figures
+    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    with open(args.out + ".json", "w") as f:
+        json.dump(result, f, indent=2)
+    text = _markdown(result)
+    with open(args.out + ".md", "w") as f:
+        f.write(text)
+    _plot(result, args.out + ".png")
+    print(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
