@@ -14,7 +14,8 @@ and noisy: ratios hold, absolute times drift). Columns:
   torch         torch.nn.functional.embedding_bag (2 threads) over the same pre-hashed ids,
                 one call per table: the hand-fused anchor for the embedding part (if installed)
   plain gather  our fastest plain Numba gather-and-mean over the same pre-hashed ids
-  memory floor  bytes of embedding rows the batch must read / measured random-access bandwidth
+  memory floor  bytes of the distinct embedding rows the batch reads / measured random-access
+                bandwidth (repeated ids hit the cache, so distinct rows are what memory must serve)
 Also: compile cold/warm and recompiles across batch sizes (fresh processes), throughput with 1
 and 2 concurrent callers, peak RSS of this process. Writes <out>.json, <out>.md and <out>.png.
 """
@@ -183,8 +184,10 @@ def measure(name, batches, rounds, bandwidth):
                            rounds=max(rounds // 4, 5))
         times["numpy"] = pair["numpy"] * times["tf"] / pair["tf"]
         n_lookups = int(sum(len(i) for i in ids))
-        times["memory_floor"] = n_lookups * dim * 4 / bandwidth
+        distinct = int(sum(len(np.unique(i)) for i in ids))
+        times["memory_floor"] = distinct * dim * 4 / bandwidth
         row = {"model": name, "batch": batch, "identical": identical, "lookups": n_lookups,
+               "distinct_rows": distinct,
                "median_ms": {k: v * 1e3 for k, v in times.items()},
                "speedup_native": times["tf"] / times["native"], "speedup_numpy": times["tf"] / times["numpy"]}
         if batch == 512:

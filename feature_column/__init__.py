@@ -4,5 +4,6 @@
 code; each rewrite takes a spec and returns (spec, number of rewrites).
 """
 from .embedding_bag import fuse_embedding_bags
+from .hashed_id_filter import drop_hashed_id_filters
 
-SPEC_REWRITES = [fuse_embedding_bags]
+SPEC_REWRITES = [fuse_embedding_bags, drop_hashed_id_filters]

@@ -15,32 +15,13 @@ and are dropped by ``prune_dead_nodes``.
 """
 from __future__ import annotations
 
-from typing import Dict, List, Tuple
+from typing import List, Tuple
+
+from .spec import const_values as _const_values, producer as _producer, prune_dead_nodes
+from .spec import through_identity as _through_identity
 
 FUSED_OP = "_BladeEmbeddingBag"
 _MODES = {"SparseSegmentSum": 0, "SparseSegmentMean": 1, "SparseSegmentSqrtN": 2}
-
-
-def _producer(spec, ref: str):
-    if ref.startswith("in:"):
-        return None, None
-    k, j = map(int, ref.split(":"))
-    return spec["nodes"][k], j
-
-
-def _through_identity(spec, ref: str) -> str:
-    node, _ = _producer(spec, ref)
-    while node is not None and node["op"] == "Identity":
-        ref = node["inputs"][0]
-        node, _ = _producer(spec, ref)
-    return ref
-
-
-def _const_values(spec, ref):
-    node, _ = _producer(spec, ref)
-    if node is None or node["op"] != "Const":
-        return None
-    return node["attrs"]["value"]["values"]
 
 
 def _match(spec, select) -> Tuple[List[str], int] | None:
@@ -98,26 +79,3 @@ def fuse_embedding_bags(spec) -> Tuple[dict, int]:
     if not fused:
         return spec, 0
     return prune_dead_nodes(dict(spec, nodes=nodes)), fused
-
-
-def prune_dead_nodes(spec) -> dict:
-    """Drops nodes no output depends on and renumbers references."""
-    nodes = spec["nodes"]
-    live = set()
-    stack = [r for r in spec["outputs"] if not r.startswith("in:")]
-    while stack:
-        k = int(stack.pop().split(":")[0])
-        if k in live:
-            continue
-        live.add(k)
-        stack += [r for r in nodes[k]["inputs"] if not r.startswith("in:")]
-    new_index: Dict[int, int] = {k: i for i, k in enumerate(sorted(live))}
-
-    def renumber(ref):
-        if ref.startswith("in:"):
-            return ref
-        k, j = ref.split(":")
-        return f"{new_index[int(k)]}:{j}"
-
-    kept = [dict(nodes[k], inputs=[renumber(r) for r in nodes[k]["inputs"]]) for k in sorted(live)]
-    return dict(spec, nodes=kept, outputs=[renumber(r) for r in spec["outputs"]])

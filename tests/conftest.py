@@ -108,3 +108,17 @@ def rng():
     seed = np.random.SeedSequence().entropy
     print(f"numpy seed: {seed}")  # shown by pytest when the test fails
     return np.random.default_rng(seed)
+
+
+def hashed_column_spec(dtype):
+    """The fused cluster's spec (before the spec rewrites) of one hashed embedding column."""
+    import json
+
+    import tf_blade
+    from tf_blade.examples import criteo_feature_model
+    module = criteo_feature_model(1, dim=4, dtype=dtype)
+    graph = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"].graph.as_graph_def()
+    nodes = list(graph.node) + [n for f in graph.library.function for n in f.node_def]
+    fused = [n for n in nodes if n.op == "BladeFusedCall"]
+    assert len(fused) == 1
+    return json.loads(fused[0].attr["cluster"].s.decode())

@@ -1,0 +1,56 @@
+"""Reading and editing cluster specs (the JSON graph codegen sees) for the spec rewrites."""
+from __future__ import annotations
+
+from typing import Dict
+
+
+def producer(spec, ref: str):
+    """(node, output index) that makes ``ref``, or (None, None) for a cluster input."""
+    if ref.startswith("in:"):
+        return None, None
+    k, j = map(int, ref.split(":"))
+    return spec["nodes"][k], j
+
+
+def through_identity(spec, ref: str) -> str:
+    node, _ = producer(spec, ref)
+    while node is not None and node["op"] == "Identity":
+        ref = node["inputs"][0]
+        node, _ = producer(spec, ref)
+    return ref
+
+
+def const_values(spec, ref):
+    node, _ = producer(spec, ref)
+    if node is None or node["op"] != "Const":
+        return None
+    return node["attrs"]["value"]["values"]
+
+
+def prune_dead_nodes(spec) -> dict:
+    """Drops nodes no output depends on and renumbers references."""
+    nodes = spec["nodes"]
+    live = set()
+    stack = [r for r in spec["outputs"] if not r.startswith("in:")]
+    while stack:
+        k = int(stack.pop().split(":")[0])
+        if k in live:
+            continue
+        live.add(k)
+        stack += [r for r in nodes[k]["inputs"] if not r.startswith("in:")]
+    new_index: Dict[int, int] = {k: i for i, k in enumerate(sorted(live))}
+
+    def renumber(ref):
+        if ref.startswith("in:"):
+            return ref
+        k, j = ref.split(":")
+        return f"{new_index[int(k)]}:{j}"
+
+    kept = [dict(nodes[k], inputs=[renumber(r) for r in nodes[k]["inputs"]]) for k in sorted(live)]
+    return dict(spec, nodes=kept, outputs=[renumber(r) for r in spec["outputs"]])
+
+
+def replace_uses(spec, old: Dict[str, str]) -> dict:
+    """Every reference to a key of ``old`` reads its value instead."""
+    nodes = [dict(n, inputs=[old.get(r, r) for r in n["inputs"]]) for n in spec["nodes"]]
+    return dict(spec, nodes=nodes, outputs=[old.get(r, r) for r in spec["outputs"]])
