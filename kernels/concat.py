@@ -6,14 +6,15 @@ from .errors import int_text, set_error
 
 
 @njit(cache=True, nogil=True)
-def concat(parts, axis, err):
-    """Returns (out as [outer, total_width], output shape vector). ``parts`` is a tuple of arrays."""
+def concat_shape(parts, axis, err):
+    """Checks ``parts`` (a tuple of arrays) as TF does; returns (output shape vector, outer,
+    total width): the output viewed as [outer, total width]."""
     first = parts[0]
     rank = first.ndim
     shape = np.empty(rank, np.int64)
     if axis < 0 or axis >= rank:  # the lowering has already added rank to a negative axis
         set_error(err, "ConcatOp : Expected concatenating dimensions in the range [" + str(-rank) + ", " + str(rank) + "), but got " + int_text(axis))
-        return np.empty((0, 0), first.dtype), shape
+        return shape, 0, 0
     for d in range(rank):
         shape[d] = first.shape[d]
     shape[axis] = 0
@@ -26,14 +27,29 @@ def concat(parts, axis, err):
         for d in range(rank):
             if d != axis and p.shape[d] != first.shape[d]:
                 set_error(err, "ConcatOp : Dimension " + str(d) + " in both shapes must be equal: shape[0] = " + str(first.shape[d]) + " vs. shape[" + str(k) + "] = " + str(p.shape[d]))
-                return np.empty((0, 0), first.dtype), shape
+                return shape, 0, 0
         shape[axis] += p.shape[axis]
         total += p.size // outer if outer > 0 else 0
-    out = np.empty((outer, total), first.dtype)
+    return shape, outer, total
+
+
+@njit(cache=True, nogil=True)
+def concat_into(parts, out):
+    """Lays every part, viewed as [outer, width], side by side in ``out`` ([outer, total])."""
+    outer = out.shape[0]
     col = 0
     for k in range(len(parts)):
         p = np.ascontiguousarray(parts[k])
         w = p.size // outer if outer > 0 else 0
         out[:, col:col + w] = p.reshape((outer, w))
         col += w
+
+
+@njit(cache=True, nogil=True)
+def concat(parts, axis, err):
+    """Returns (out as [outer, total_width], output shape vector). ``parts`` is a tuple of arrays."""
+    shape, outer, total = concat_shape(parts, axis, err)
+    out = np.empty((outer, total), parts[0].dtype)
+    if err[0] == 0:
+        concat_into(parts, out)
     return out, shape

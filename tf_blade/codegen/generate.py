@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 from typing import Dict, List
 
-from .dtypes import numpy_name
+from .dtypes import STRING, numpy_name
 from .emitter import Emitter, Value, empty_expr
 from .parts import Part, decompose, ref_meta
 from .registry import load_all
@@ -108,47 +108,92 @@ def generate(spec: dict):
     parallel = parallel_enabled()
     em = Emitter()
     em.kernel("errors", "set_error")
+    em.kernel("concat", "concat")
 
     out_meta = [_meta(spec, ref) for ref in spec["outputs"]]
-    fail = "(" + "".join(empty_expr(d, r) + ", " for d, r in out_meta) + ")"
+    deferred = _output_concats(spec, parts)
+    steps = _schedule(parts)
+    for members in steps:  # a step is deferred whole or not at all
+        if not all(i in deferred for i in members):
+            for i in members:
+                deferred.pop(i, None)
     values: Dict[str, Value] = {}
     params: List[str] = []
     for i, inp in enumerate(spec["inputs"]):
         values[f"in:{i}"] = Value(f"a{i}", numpy_name(inp["dtype"]), inp["rank"])
         params += _vars(values[f"in:{i}"])
-    lines, groups = [], []
-    for n, members in enumerate(_schedule(parts)):
+    # Lines return FAIL on error: body and pieces fail with different tuples.
+    lines, last_lines, groups = [], [], []
+    for n, members in enumerate(steps):
+        out = last_lines if members[0] in deferred else lines
         template = template_of[parts[members[0]].key]
         calls = [_part_args(spec, parts[i], values, lowerings) for i in members]
         names = [spec["nodes"][parts[i].nodes[-1]]["name"] for i in members]
         if parallel and len(members) > 1:
-            lines.append(f"g{n} = group{n}({', '.join('(' + ''.join(a + ', ' for a in col) + ')' for col in zip(*calls))}, err)")
+            out.append(f"g{n} = group{n}({', '.join('(' + ''.join(a + ', ' for a in col) + ')' for col in zip(*calls))}, err)")
             groups += _group_function(n, template, len(calls[0]), names, _fail_tuple(spec, parts[members[0]].outputs))
             results = [f"g{n}[{j}]" for j in range(len(members))]
+            out += ["if err[0] != 0:", "    return FAIL"]
         else:
             results = []
             for j, (args, name) in enumerate(zip(calls, names)):
-                lines += [f"r{n}_{j} = {template}.part({', '.join(args + ['err'])})",
-                          "if err[0] != 0:",
-                          f"    k_errors.add_context(err, {name!r})",
-                          f"    return {fail}"]
+                out += [f"r{n}_{j} = {template}.part({', '.join(args + ['err'])})",
+                        "if err[0] != 0:",
+                        f"    k_errors.add_context(err, {name!r})",
+                        "    return FAIL"]
                 results.append(f"r{n}_{j}")
-        if parallel and len(members) > 1:
-            lines += ["if err[0] != 0:", f"    return {fail}"]
         for j, (i, result) in enumerate(zip(members, results)):
             at = 0
             for ref in parts[i].outputs:
                 v = Value(f"v{n}_{j}_{at}", *_meta(spec, ref))
                 values[ref] = v
                 for x in _vars(v):
-                    lines.append(f"{x} = {result}[{at}]")
+                    out.append(f"{x} = {result}[{at}]")
                     at += 1
+    fail = _fail_tuple(spec, spec["outputs"])
     returns = "".join(f"{values[ref].var}, " for ref in spec["outputs"])
     src = _header(em) + [f"import {name}" for name in sorted(templates)] + groups + [
         "", "", "@njit(cache=True, nogil=True)", f"def body({', '.join(params + ['err'])}):"]
-    src += ["    " + line for line in lines] + [f"    return ({returns})", ""]
-    src += _native_entry(spec, out_meta)
+    src += ["    " + line.replace("FAIL", fail) for line in lines + last_lines] + [f"    return ({returns})", ""]
+    if deferred:
+        # pieces(): body without the concats that make outputs; the native entry concatenates
+        # their pieces straight into TensorFlow's output buffers (one copy fewer).
+        piece_out, piece_fail = [], []
+        for k, ref in enumerate(spec["outputs"]):
+            part = next((parts[i] for i, (pos, _) in deferred.items() if pos == k), None)
+            if part is None:
+                piece_out.append(values[ref].var)
+                piece_fail.append(_empty(*_meta(spec, ref)))
+            else:
+                piece_out.append("(" + "".join(f"np.ascontiguousarray({values[r].var}), " for r in part.inputs) + ")")
+                piece_fail.append("(" + "".join(_empty(*_meta(spec, r)) + ", " for r in part.inputs) + ")")
+        src += ["", "@njit(cache=True, nogil=True)", f"def pieces({', '.join(params + ['err'])}):"]
+        src += ["    " + line.replace("FAIL", "(" + "".join(f + ", " for f in piece_fail) + ")") for line in lines]
+        src += [f"    return ({''.join(p + ', ' for p in piece_out)})", ""]
+    src += _native_entry(spec, out_meta, {pos: (axis, spec["nodes"][parts[i].nodes[-1]]["name"])
+                                          for i, (pos, axis) in deferred.items()})
     return "\n".join(src), templates
+
+
+def _output_concats(spec, parts: List[Part]) -> Dict[int, tuple]:
+    """{part index: (output position, axis)} for parts that are just a ConcatV2 (and its axis)
+    making a cluster output nothing else reads: the feature layer's final concat."""
+    found = {}
+    read = {r for p in parts for r in p.inputs}
+    for i, part in enumerate(parts):
+        work = [k for k in part.nodes if spec["nodes"][k]["op"] != "Const"]
+        if len(work) != 1 or spec["nodes"][work[0]]["op"] != "ConcatV2" or len(part.outputs) != 1:
+            continue
+        ref = part.outputs[0]
+        node = spec["nodes"][work[0]]
+        axis_node = spec["nodes"][int(node["inputs"][-1].split(":")[0])]
+        if ref in read or spec["outputs"].count(ref) != 1 or axis_node["op"] != "Const" \
+                or any(r.startswith("in:") for r in part.inputs) or node["outputs"][0][0] == STRING:
+            continue
+        rank = node["outputs"][0][1]
+        axis = int(axis_node["attrs"]["value"]["values"][0])
+        found[i] = (spec["outputs"].index(ref), axis + rank if axis < 0 else axis)
+    return found
 
 
 def _schedule(parts: List[Part]) -> List[List[int]]:
@@ -198,8 +243,9 @@ def _group_function(n: int, template: str, n_args: int, names: List[str], fail: 
             "    return outs"]
 
 
-def _native_entry(spec, out_meta) -> List[str]:
-    """The C-callable wrapper: raw pointers -> arrays, body(), outputs into TF-allocated tensors."""
+def _native_entry(spec, out_meta, deferred) -> List[str]:
+    """The C-callable wrapper: raw pointers -> arrays, body(), outputs into TF-allocated tensors.
+    ``deferred``: {output position: (axis, node name)} of outputs concatenated here, in place."""
     lines = [
         "",
         "from numba import carray, cfunc",
@@ -229,13 +275,30 @@ def _native_entry(spec, out_meta) -> List[str]:
             lines.append(f"    a{i} = carray(ptr_from_int(in_ptrs[{2 * i}], np.{dtype}), {shape})")
             args.append(f"a{i}")
     lines += [
-        f"    outs = body({', '.join(args + ['err'])})",
+        f"    outs = {'pieces' if deferred else 'body'}({', '.join(args + ['err'])})",
         "    if err[0] != 0:",
         "        return 1",
         "    dims = np.empty(MAX_RANK, np.int64)",
     ]
     for k, (dtype, rank) in enumerate(out_meta):
         o = f"o{k}"
+        if k in deferred:
+            axis, name = deferred[k]
+            lines += [
+                f"    shape{k}, outer{k}, width{k} = k_concat.concat_shape(outs[{k}], {axis}, err)",
+                "    if err[0] != 0:",
+                f"        k_errors.add_context(err, {name!r})",
+                "        return 1",
+            ]
+            lines += [f"    dims[{d}] = shape{k}[{d}]" for d in range(rank)]
+            lines += [
+                f"    addr = call_alloc(alloc, ctx, {k}, {rank}, dims.ctypes.data)",
+                "    if addr == 0 or dims[0] < 0:",
+                "        return 2",
+                f"    if outer{k} * width{k} > 0:",
+                f"        k_concat.concat_into(outs[{k}], carray(ptr_from_int(addr, np.{dtype}), (outer{k}, width{k})))",
+            ]
+            continue
         lines += [f"    {o} = outs[{k}]"]
         lines += [f"    dims[{d}] = {o}.shape[{d}]" for d in range(rank)]
         lines += [
