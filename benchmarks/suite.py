@@ -24,6 +24,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
+
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # torch's OpenMP workers: sleep, do not spin
 import resource
 import sys
 import threading
@@ -173,6 +175,7 @@ def measure(name, batches, rounds, bandwidth):
         want = stock(*args)[key].numpy()
         identical = bool(np.array_equal(want, native(*args)[key].numpy()))
         sides = {"tf": lambda: stock(*args), "native": lambda: native(*args), "call_floor": lambda: floor(*args)}
+        anchors = {}
         if xla_note is None:
             try:
                 xla(*args)
@@ -184,11 +187,14 @@ def measure(name, batches, rounds, bandwidth):
         dim = lookups[0][0].shape[1]
         stacked, flat_ids, offsets = prepare_gather(lookups)
         out = np.zeros((batch, dim * len(lookups)), np.float32)
-        sides["plain_gather"] = lambda: bag_mean(stacked, flat_ids, offsets, dim, out)
+        anchors["plain_gather"] = lambda: bag_mean(stacked, flat_ids, offsets, dim, out)
         if torch is not None:
             tt = [(torch.from_numpy(t), torch.from_numpy(i), torch.from_numpy(o[:-1])) for t, i, o in lookups]
-            sides["torch"] = lambda: [torch.nn.functional.embedding_bag(i, t, o, mode="mean") for t, i, o in tt]
+            anchors["torch"] = lambda: [torch.nn.functional.embedding_bag(i, t, o, mode="mean") for t, i, o in tt]
         times = interleaved(sides, rounds=rounds)
+        # The anchors run apart: their worker threads keep spinning after a call and would slow
+        # whichever side ran next in one interleaved loop.
+        times.update(interleaved(anchors, rounds=rounds))
         pair = interleaved({"tf": lambda: stock(*args), "numpy": lambda: numpy_fn(*args)},
                            rounds=max(rounds // 4, 5))
         times["numpy"] = pair["numpy"] * times["tf"] / pair["tf"]

@@ -11,6 +11,7 @@ import tensorflow as tf
 import tf_blade
 from tf_blade.examples import column_names, criteo_feature_model, synthetic_batch
 from tf_blade.runtime import compiler
+from tf_blade.runtime.threads import parallel_enabled
 
 COLUMNS = 2
 
@@ -61,8 +62,8 @@ _SERVE = textwrap.dedent("""
 """)
 
 
-def _serve(cache):
-    env = dict(os.environ, TF_BLADE_CACHE_DIR=str(cache), TF_CPP_MIN_LOG_LEVEL="3")
+def _serve(cache, **extra_env):
+    env = dict(os.environ, TF_BLADE_CACHE_DIR=str(cache), TF_CPP_MIN_LOG_LEVEL="3", **extra_env)
     result = subprocess.run([sys.executable, "-c", _SERVE.format(columns=COLUMNS)], env=env,
                             capture_output=True, text=True, timeout=900)
     assert result.returncode == 0 and "SERVED" in result.stdout, result.stderr[-3000:]
@@ -75,9 +76,15 @@ def _kernel_files(cache):
             yield os.path.join(folder, name)
 
 
+def _cluster_sources(cache):
+    return [p for p in _kernel_files(str(cache)) if os.path.basename(p).startswith("k_") and p.endswith(".py")]
+
+
 def test_corrupt_and_read_only_caches_still_serve(tmp_path):
     cache = tmp_path / "cache"
     _serve(cache)  # fills the cache: native op, generated sources, Numba's machine code
+    if parallel_enabled():  # the two columns ran as one parallel step
+        assert any("def group" in open(p).read() for p in _cluster_sources(cache))
     cached = [p for p in _kernel_files(str(cache)) if p.endswith((".nbi", ".nbc"))]
     assert cached, "the first process left no Numba cache"
 
@@ -89,3 +96,10 @@ def test_corrupt_and_read_only_caches_still_serve(tmp_path):
     blocked = tmp_path / "a_file"  # a cache path that cannot be created (works as root too)
     blocked.write_text("")
     assert "is not writable" in _serve(blocked / "cache")
+
+
+def test_without_parallel_columns_results_are_the_same(tmp_path):
+    # TF_BLADE_PARALLEL=0 (or no TBB) runs a layer's columns one after another, bit-identical
+    _serve(tmp_path / "cache", TF_BLADE_PARALLEL="0")
+    sources = _cluster_sources(tmp_path / "cache")
+    assert sources and not any("def group" in open(p).read() for p in sources)  # no parallel steps

@@ -1,15 +1,20 @@
-"""Broadcasting binary ops: comparisons (numeric, and string against a constant) and arithmetic."""
-from ..dtypes import STRING
+"""Broadcasting binary ops: comparisons (numeric, and string against a constant), arithmetic,
+min/max and logic. Known divergence: a subnormal input to Maximum/Minimum comes back unchanged,
+where TF's threads (denormals-are-zero) return 0.0."""
+from ..dtypes import FLOAT, STRING
 from ..registry import Lowering, lowering
 from ._common import unsupported_dtype
 
-_SYMBOL = {
-    "Equal": "==", "NotEqual": "!=", "Greater": ">", "GreaterEqual": ">=", "Less": "<",
-    "LessEqual": "<=", "Add": "+", "AddV2": "+", "Sub": "-", "Mul": "*",
+_EXPR = {
+    "Equal": "({a} == {b})", "NotEqual": "({a} != {b})", "Greater": "({a} > {b})",
+    "GreaterEqual": "({a} >= {b})", "Less": "({a} < {b})", "LessEqual": "({a} <= {b})",
+    "Add": "({a} + {b})", "AddV2": "({a} + {b})", "Sub": "({a} - {b})", "Mul": "({a} * {b})",
+    "RealDiv": "({a} / {b})", "Maximum": "np.maximum({a}, {b})", "Minimum": "np.minimum({a}, {b})",
+    "LogicalAnd": "({a} & {b})", "LogicalOr": "({a} | {b})",
 }
 
 
-@lowering(*_SYMBOL)
+@lowering(*_EXPR)
 class BinaryLowering(Lowering):
     def check(self, node, graph):
         if any(graph.rank_of(r) is None for r in node.inputs):
@@ -19,6 +24,8 @@ class BinaryLowering(Lowering):
                 return "string arithmetic"
             if graph.producer(node.inputs[1]).op != "Const":
                 return "strings compare only against a constant"
+        if node.op == "RealDiv" and graph.dtype_of(node.inputs[0]) not in FLOAT:
+            return "integer RealDiv (TF's division-by-zero rules differ from NumPy's)"
         return unsupported_dtype(node)
 
     def emit(self, node, ins, em):
@@ -30,7 +37,7 @@ class BinaryLowering(Lowering):
             em.line(f"{out} = {eq}" if node.op == "Equal" else f"{out} = ~{eq}")
             return [out]
         em.call(1, f"{em.kernel('elementwise', 'broadcast_shape')}({a.var}.shape, {b.var}.shape, {a.rank}, {b.rank}, err)", True)
-        expr = f"({a.var} {_SYMBOL[node.op]} {b.var})"
+        expr = _EXPR[node.op].format(a=a.var, b=b.var)
         if node.out_dtypes[0] != "bool":
             expr += f".astype(np.{node.out_dtypes[0]})"  # NumPy may widen small ints
         em.line(f"{out} = {expr}")

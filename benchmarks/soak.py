@@ -1,0 +1,97 @@
+"""Soak run (issue 6): many threads, many calls, RSS over time, optimize/unload cycles.
+
+    python -m benchmarks.soak [--threads 8] [--calls 500] [--rss-calls 100000] [--cycles 50]
+                              [--out docs/benchmarks/soak]
+
+1. ``threads`` threads call one optimized model ``calls`` times each; every result must be
+   bit-identical to the single-threaded one (and to stock TF).
+2. One caller makes ``rss-calls`` calls; RSS is sampled every tenth of the way. A leak in the
+   bridge shows as growth between the second sample and the last.
+3. A small model is optimized and dropped ``cycles`` times; RSS after each cycle.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import gc
+import json
+import os
+import sys
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--threads", type=int, default=8)
+    p.add_argument("--calls", type=int, default=500)
+    p.add_argument("--rss-calls", type=int, default=100_000)
+    p.add_argument("--cycles", type=int, default=50)
+    p.add_argument("--out", default=os.path.join("docs", "benchmarks", "soak"))
+    args = p.parse_args(argv)
+    import numpy as np
+    import tensorflow as tf
+    import tf_blade
+    from tf_blade.examples import column_names, criteo_feature_model, synthetic_batch
+
+    model = criteo_feature_model(3, dim=4)
+    fn = tf_blade.optimize(model.serve, bridge="native").signatures["serving_default"]
+    feeds = []
+    for seed in range(args.threads):
+        raw = synthetic_batch(17 + 13 * seed, 3, seed=seed)
+        feed = [tf.constant(raw[c]) for c in column_names(3)]
+        want = model.serve(*feed)["features"].numpy()
+        assert np.array_equal(fn(*feed)["features"].numpy(), want)
+        feeds.append((feed, want))
+
+    def worker(i):
+        feed, want = feeds[i]
+        return sum(not np.array_equal(fn(*feed)["features"].numpy(), want) for _ in range(args.calls))
+
+    with concurrent.futures.ThreadPoolExecutor(args.threads) as pool:
+        mismatches = sum(pool.map(worker, range(args.threads)))
+
+    feed = feeds[0][0]
+    samples = []
+    step = max(args.rss_calls // 10, 1)
+    for i in range(args.rss_calls):
+        fn(*feed)
+        if (i + 1) % step == 0:
+            samples.append(round(rss_mb(), 1))
+
+    cycle_rss = []
+    for _ in range(args.cycles):
+        small = criteo_feature_model(2, dim=4)
+        opt = tf_blade.optimize(small.serve, bridge="native")
+        raw = synthetic_batch(9, 2)
+        opt.signatures["serving_default"](*[tf.constant(raw[c]) for c in column_names(2)])
+        del small, opt
+        gc.collect()
+        cycle_rss.append(round(rss_mb(), 1))
+
+    result = {"command": "python -m benchmarks.soak " + " ".join(argv if argv is not None else sys.argv[1:]),
+              "threads": args.threads, "calls_per_thread": args.calls, "mismatches": int(mismatches),
+              "rss_calls": args.rss_calls, "rss_mb_every_tenth": samples,
+              "rss_growth_mb_after_first_fifth": samples[-1] - samples[1] if len(samples) > 1 else 0.0,
+              "cycles": args.cycles, "rss_mb_per_cycle": cycle_rss}
+    text = "\n".join([
+        "# Soak run", "", f"Command: `{result['command']}`", "",
+        f"- {args.threads} threads x {args.calls} calls: {mismatches} results differing from the single-threaded ones.",
+        f"- {args.rss_calls} calls, RSS (MB) every tenth: {samples}; growth after the first fifth: "
+        f"{result['rss_growth_mb_after_first_fifth']:.1f} MB.",
+        f"- {args.cycles} optimize/call/drop cycles, RSS (MB) after cycles 1, 10, 25, {args.cycles}: "
+        f"{[cycle_rss[i] for i in (0, 9, 24, -1) if -len(cycle_rss) <= i < len(cycle_rss)]}.", ""])
+    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
+    with open(args.out + ".json", "w") as f:
+        json.dump(result, f, indent=2)
+    with open(args.out + ".md", "w") as f:
+        f.write(text)
+    print(text)
+    return 0 if mismatches == 0 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,25 @@
+"""Elementwise unary ops whose NumPy forms are bit-exact with TF's CPU kernels (IEEE-exact float
+ops, wrapping integer ops). Transcendental ops (Log1p, Rsqrt ...) are left to TF: Eigen's
+vectorised versions can differ from libm in the last bit."""
+from ..dtypes import FLOAT
+from ..registry import Lowering, lowering
+from ._common import numeric_only
+
+_EXPR = {"Neg": "(-{x})", "Abs": "np.abs({x})", "Square": "({x} * {x})", "Sqrt": "np.sqrt({x})",
+         "LogicalNot": "(~{x})"}
+
+
+@lowering(*_EXPR)
+class UnaryLowering(Lowering):
+    def check(self, node, graph):
+        if node.op == "Sqrt" and graph.dtype_of(node.inputs[0]) not in FLOAT:
+            return "only float Sqrt"
+        return numeric_only(node, graph)
+
+    def emit(self, node, ins, em):
+        out = em.tmp()
+        expr = _EXPR[node.op].format(x=ins[0].var)
+        if node.out_dtypes[0] != "bool":
+            expr += f".astype(np.{node.out_dtypes[0]})"  # NumPy may widen small ints
+        em.line(f"{out} = {expr}")
+        return [out]
