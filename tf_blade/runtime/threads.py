@@ -34,7 +34,12 @@ def parallel_enabled() -> bool:
     from numba.np.ufunc import parallel
     if parallel._is_initialized:  # someone launched Numba's threads first: keep theirs if TBB
         import numba
-        return numba.threading_layer() == "tbb"
+        if numba.threading_layer() == "tbb":
+            return True
+        warnings.warn(f"tf_blade: Numba's threading layer was started as {numba.threading_layer()!r} before "
+                      "tf_blade was imported; fused kernels run their columns on one thread (import "
+                      "tf_blade first to get parallel columns)", RuntimeWarning)
+        return False
     for path in _libtbb_candidates():
         try:
             ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
