@@ -84,7 +84,7 @@ def test_corrupt_and_read_only_caches_still_serve(tmp_path):
     cache = tmp_path / "cache"
     _serve(cache)  # fills the cache: native op, generated sources, Numba's machine code
     if parallel_enabled():  # the two columns ran as one parallel step
-        assert any("def group" in open(p).read() for p in _cluster_sources(cache))
+        assert any("tf_blade_group_" in open(p).read() for p in _cluster_sources(cache))
     cached = [p for p in _kernel_files(str(cache)) if p.endswith((".nbi", ".nbc"))]
     assert cached, "the first process left no Numba cache"
 
@@ -102,4 +102,4 @@ def test_without_parallel_columns_results_are_the_same(tmp_path):
     # TF_BLADE_PARALLEL=0 (or no TBB) runs a layer's columns one after another, bit-identical
     _serve(tmp_path / "cache", TF_BLADE_PARALLEL="0")
     sources = _cluster_sources(tmp_path / "cache")
-    assert sources and not any("def group" in open(p).read() for p in sources)  # no parallel steps
+    assert sources and not any("tf_blade_group_" in open(p).read() for p in sources)  # no parallel steps
