@@ -30,6 +30,6 @@ setup(
     ],
     extras_require={"test": ["pytest", "hypothesis"],
                     # the benchmark suite's PNG plot and its torch.embedding_bag anchor column
-                    "bench": ["matplotlib", "torch"]},
+                    "bench": ["matplotlib", "torch==2.13.0"]},
     entry_points={"console_scripts": ["tf-blade=tf_blade.cli:main"]},
 )
