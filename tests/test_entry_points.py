@@ -61,7 +61,6 @@ def test_tf_function_and_concrete_function(module, batch, expected):
 
 def test_graph_def_with_names(module, batch, expected):
     cf = module.serve.get_concrete_function()
-    frozen = tf.compat.v1.graph_util  # noqa: F841  (the GraphDef keeps variables as captures below)
     from tensorflow.python.framework.convert_to_constants import convert_variables_to_constants_v2
     graph_def = convert_variables_to_constants_v2(cf).graph.as_graph_def()
     inputs = [f"{name}:0" for name in column_names(COLUMNS)]
