@@ -2,9 +2,10 @@
 fused and run against TF's own kernels on the same inputs: bit-exact, NaN, infinities, signed
 zeros and integer limits included. One graph per dtype holds every op (one compile each).
 
-Not covered, a known divergence: subnormal inputs to Maximum/Minimum. TF's threads run with
-denormals-are-zero, and its min/max instructions return the flushed 0.0, while NumPy's
-compare-and-select returns the subnormal operand unchanged (1e-40 vs 0.0)."""
+Known divergences of float Maximum/Minimum, not asserted: subnormal inputs (TF's threads run with
+denormals-are-zero and its min/max instructions return the flushed 0.0, NumPy returns the
+subnormal) and the sign of zero when 0.0 meets -0.0, which TF itself decides by element position
+(Eigen's vector path returns the second operand, its scalar tail the first)."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -31,12 +32,13 @@ def _values(rng, dtype, n):
 def test_elementwise_ops_match_tf(dtype, rng):
     binary = [op for op in BINARY if dtype.is_floating or op != "RealDiv"]
     unary = [op for op in UNARY if dtype.is_floating or op != "Sqrt"]
+    numeric_ops = [op for op in binary if op not in ("Equal", "Less", "GreaterEqual")] + unary
 
     @tf.function(input_signature=[tf.TensorSpec([None, 3], dtype), tf.TensorSpec([3], dtype)])
     def glue(x, y):
         # One concat per result dtype joins every op into one cluster (one compile per dtype).
-        numeric = [getattr(tf.raw_ops, op)(x=x, y=y) for op in binary if op not in ("Equal", "Less", "GreaterEqual")]
-        numeric += [getattr(tf.raw_ops, op)(x=x) for op in unary]
+        numeric = [getattr(tf.raw_ops, op)(x=x, y=y) if op in binary else getattr(tf.raw_ops, op)(x=x)
+                   for op in numeric_ops]
         logic = [getattr(tf.raw_ops, op)(x=x, y=y) for op in ("Equal", "Less", "GreaterEqual")]
         logic += [tf.raw_ops.LogicalAnd(x=logic[0], y=logic[1]), tf.raw_ops.LogicalOr(x=logic[1], y=logic[2]),
                   tf.raw_ops.LogicalNot(x=logic[2])]
@@ -48,11 +50,19 @@ def test_elementwise_ops_match_tf(dtype, rng):
           {n.op for n in fused.graph.as_graph_def().node}
     assert "BladeFusedCall" in ops and not ops & set(BINARY + UNARY + ["LogicalAnd", "LogicalOr", "LogicalNot"]), ops
     for batch in (0, 1, 40):
-        x = tf.constant(_values(rng, dtype, batch * 3 + 8)[: batch * 3].reshape(batch, 3))
-        y = tf.constant(_values(rng, dtype, 11)[:3])
+        x = _values(rng, dtype, batch * 3 + 8)[: batch * 3].reshape(batch, 3)
+        y = _values(rng, dtype, 11)[:3]
+        if batch and dtype.is_floating:  # ties of signed zeros (their sign is not compared below)
+            x[0, :2], y[:2] = [0.0, -0.0], [-0.0, 0.0]
+        x, y = tf.constant(x), tf.constant(y)
         want, got = glue(x, y), fused(x, y)
         for name in want:
             w, g = want[name].numpy(), got[name].numpy()
+            if name == "numeric" and dtype.is_floating:
+                for op in ("Maximum", "Minimum"):  # +0.0 turns -0.0 into 0.0, keeps NaN and the rest
+                    k = numeric_ops.index(op)
+                    w[:, 3 * k:3 * k + 3] += 0.0
+                    g[:, 3 * k:3 * k + 3] += 0.0
             assert w.dtype == g.dtype and w.shape == g.shape, name
-            bad = np.argwhere((w != g) & ~(np.isnan(w) & np.isnan(g))) if w.dtype.kind == "f" else np.argwhere(w != g)
+            bad = np.argwhere((w.view(np.uint8) != g.view(np.uint8)).reshape(w.shape + (w.itemsize,)).any(-1))
             assert np.array_equal(w.view(np.uint8), g.view(np.uint8)), (name, [(tuple(i), w[tuple(i[:2])], g[tuple(i[:2])], x.numpy()[i[0], i[1] % 3], y.numpy()[i[1] % 3]) for i in bad[:5]])

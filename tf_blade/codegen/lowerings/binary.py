@@ -1,6 +1,8 @@
 """Broadcasting binary ops: comparisons (numeric, and string against a constant), arithmetic,
-min/max and logic. Known divergence: a subnormal input to Maximum/Minimum comes back unchanged,
-where TF's threads (denormals-are-zero) return 0.0."""
+min/max and logic. Known divergences of float Maximum/Minimum: a subnormal input comes back
+unchanged, where TF's threads (denormals-are-zero) return 0.0; and the sign of a zero when 0.0
+meets -0.0, which TF itself decides by position (Eigen's vector path returns the second operand,
+its scalar tail the first)."""
 from ..dtypes import FLOAT, STRING
 from ..registry import Lowering, lowering
 from ._common import unsupported_dtype
