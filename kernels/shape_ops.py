@@ -1,4 +1,4 @@
-"""Shape arithmetic kernels: Shape, Reshape's -1 resolution, ExpandDims, Prod over shape vectors."""
+"""Shape arithmetic kernels: Shape, Reshape's -1 resolution, ExpandDims."""
 import numpy as np
 from numba import njit
 
@@ -82,23 +82,6 @@ def resolve_reshape(in_dims, shape, err):
 
 
 @njit(cache=True, nogil=True)
-def prod_all(x):
-    """Prod over every axis of a 1-D shape vector, in the vector's own dtype (TF wraps on overflow)."""
-    acc = np.ones(1, x.dtype)
-    for i in range(x.shape[0]):
-        acc[0] *= x[i]
-    return acc
-
-
-@njit(cache=True, nogil=True)
-def sum_all(x):
-    acc = np.zeros(1, x.dtype)
-    for i in range(x.shape[0]):
-        acc[0] += x[i]
-    return acc
-
-
-@njit(cache=True, nogil=True)
 def expanded_shape(x, rank, axis, err):
     """ExpandDims: the input's dims with a 1 inserted at ``axis`` (negative counts from the end)."""
     out = np.ones(rank + 1, np.int64)
@@ -110,5 +93,24 @@ def expanded_shape(x, rank, axis, err):
     for d in range(rank + 1):
         if d != ax:
             out[d] = x.shape[k]
+            k += 1
+    return out
+
+
+@njit(cache=True, nogil=True)
+def squeezed_shape(x, axes, err):
+    """Squeeze of the listed (normalized) axes: each must have size 1, as TF checks."""
+    out = np.empty(x.ndim - axes.shape[0], np.int64)
+    k = 0
+    for d in range(x.ndim):
+        listed = False
+        for a in axes:
+            listed = listed or a == d
+        if listed:
+            if x.shape[d] != 1:
+                set_error(err, "Can not squeeze dim[" + str(d) + "], expected a dimension of 1, got " + str(x.shape[d]))
+                return out
+        else:
+            out[k] = x.shape[d]
             k += 1
     return out

@@ -38,3 +38,12 @@ def unique(x, idx_dtype_example):
                 break
             s = (s + 1) & (cap - 1)
     return y[:count].copy(), idx
+
+
+@njit(cache=True, nogil=True)
+def counts_of(idx, n_unique, count_dtype_example):
+    """UniqueWithCounts' third output: how often each unique value occurs."""
+    counts = np.zeros(n_unique, count_dtype_example.dtype)
+    for i in range(idx.shape[0]):
+        counts[idx[i]] += 1
+    return counts

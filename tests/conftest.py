@@ -92,16 +92,35 @@ def factor_into(rng, size, rank):
     return dims
 
 
-def assert_matches_tf(got, kernel_error, want, tf_error):
-    """The kernel agrees with TF: both reject the input, or both give the same bits."""
+def assert_matches_tf(got, kernel_error, want, tf_error, same_message=False):
+    """The kernel agrees with TF: both reject the input (with TF's own message when
+    ``same_message``), or both give the same bits."""
     if tf_error is not None:
         assert kernel_error, f"TF raised {tf_error!r} but the kernel accepted the input"
+        if same_message:
+            assert kernel_error in tf_error, (kernel_error, tf_error)
         return
     assert kernel_error is None, f"kernel rejected an input TF accepts: {kernel_error}"
     assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.dtype, want.shape)
     if got.dtype.kind == "f":  # bit patterns: -0.0 vs 0.0 and NaN payloads count
         got, want = got.view(f"u{got.itemsize}"), want.view(f"u{want.itemsize}")
     np.testing.assert_array_equal(got, want)
+
+
+def run_tf(op, **inputs):
+    """(result, None) or (None, TF's error message) of one raw op on eager inputs."""
+    try:
+        return getattr(tf.raw_ops, op)(**inputs).numpy(), None
+    except (tf.errors.InvalidArgumentError, tf.errors.ResourceExhaustedError) as e:
+        return None, e.message
+
+
+def run_kernel(kernel, *args):
+    """(result, None) or (None, the kernel's error text); ``args`` exclude the error buffer."""
+    from tf_blade.kernels.errors import error_text, new_error_buffer
+    err = new_error_buffer()
+    out = kernel(*args, err)
+    return (None, error_text(err)) if err[0] else (out, None)
 
 
 @pytest.fixture

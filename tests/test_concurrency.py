@@ -35,3 +35,43 @@ def test_threads_get_bit_identical_results():
     with concurrent.futures.ThreadPoolExecutor(THREADS) as pool:
         assert sorted(pool.map(worker, range(THREADS))) == list(range(THREADS))
     assert native.load().compile_count() - compiles <= 1  # the first call compiles, nobody else
+
+
+_COLD_START = """
+import sys, threading
+import numpy as np, tensorflow as tf
+import tf_blade
+from tf_blade.examples import column_names, synthetic_batch
+from tf_blade.runtime import compiler, native
+fn = tf.saved_model.load(sys.argv[1]).signatures["serve"]
+want = np.load(sys.argv[2])
+raw = synthetic_batch(33, {columns}, seed=5)
+args = {{c: tf.constant(raw[c]) for c in column_names({columns})}}
+barrier, results = threading.Barrier({threads}), []
+def call():
+    barrier.wait()  # all threads reach the uncompiled op together
+    results.append(fn(**args)["features"].numpy())
+threads = [threading.Thread(target=call) for _ in range({threads})]
+[t.start() for t in threads]
+[t.join() for t in threads]
+assert len(results) == {threads} and all(np.array_equal(r, want) for r in results)
+print("COMPILES", compiler.compile_count, native.load().compile_count())
+"""
+
+
+def test_threads_on_a_cold_cache_compile_each_kernel_once(tmp_path):
+    """A fresh process with an empty cache loads an optimized SavedModel and 8 threads make its
+    first call at once: the kernel is generated and compiled once, every thread gets TF's result."""
+    import subprocess
+    import sys
+    model = criteo_feature_model(COLUMNS, dim=4)
+    tf_blade.optimize(model, str(tmp_path / "saved"), bridge="native")
+    raw = synthetic_batch(33, COLUMNS, seed=5)
+    np.save(tmp_path / "want.npy", model.serve(*[tf.constant(raw[c]) for c in column_names(COLUMNS)])["features"].numpy())
+    env = dict(os.environ, TF_BLADE_CACHE_DIR=str(tmp_path / "empty_cache"), TF_CPP_MIN_LOG_LEVEL="3")
+    result = subprocess.run([sys.executable, "-c", _COLD_START.format(columns=COLUMNS, threads=THREADS),
+                             str(tmp_path / "saved"), str(tmp_path / "want.npy")],
+                            env=env, capture_output=True, text=True, timeout=900)
+    assert result.returncode == 0, result.stderr[-3000:]
+    python_compiles, op_compiles = map(int, result.stdout.split("COMPILES")[1].split())
+    assert python_compiles == 1 and op_compiles == 1, result.stdout

@@ -1,6 +1,5 @@
 """kernels/shape_ops.py: resolve_reshape against tf.raw_ops.Reshape, expanded_shape against
-tf.raw_ops.ExpandDims, shape_of against tf.raw_ops.Shape, prod_all / sum_all against
-tf.raw_ops.Prod / Sum (integer wrap-around included)."""
+tf.raw_ops.ExpandDims, shape_of against tf.raw_ops.Shape."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -8,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from conftest import factor_into
 from tf_blade.kernels.errors import error_text, new_error_buffer
-from tf_blade.kernels.shape_ops import expanded_shape, prod_all, resolve_reshape, shape_of, sum_all
+from tf_blade.kernels.shape_ops import expanded_shape, resolve_reshape, shape_of
 
 I64 = np.iinfo(np.int64)
 
@@ -143,22 +142,3 @@ def test_shape_of(rng, out_type):
         got = shape_of(x if x.ndim else x.reshape(1), x.ndim, np.empty(0, out_type))
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
-
-
-# --------------------------------------------------------------------------------------------
-# prod_all, sum_all
-# --------------------------------------------------------------------------------------------
-
-@pytest.mark.parametrize("dtype", [np.int32, np.int64])
-def test_prod_and_sum_wrap_like_tf(rng, dtype):
-    info = np.iinfo(dtype)
-    for _ in range(40):
-        n = int(rng.integers(0, 6))
-        x = rng.integers(-3000, 3000, size=n).astype(dtype)
-        if n and rng.random() < 0.5:
-            x[rng.integers(0, n)] = rng.choice([info.max, info.min, 2**20, -1])
-        for kernel, op in ((prod_all, tf.raw_ops.Prod), (sum_all, tf.raw_ops.Sum)):
-            want = op(input=tf.constant(x), axis=tf.constant([0], tf.int32)).numpy()
-            got = kernel(x)
-            assert got.dtype == want.dtype and got.shape == (1,)
-            assert got[0] == want, (kernel.__name__, x, got, want)

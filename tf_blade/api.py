@@ -7,7 +7,8 @@ import time
 
 import tensorflow as tf
 
-from .graph.frontend import collect_variables, function_io, rebuild, variable_shapes
+from .graph.frontend import (collect_variables, export_table, function_io, rebuild, static_table_handles,
+                             variable_shapes)
 from .passes.pipeline import Options, run_pipeline
 from .report import Report
 from .runtime import bridge as bridges
@@ -54,17 +55,17 @@ def optimize(model, output_dir=None, *, bridge=None, min_cluster_size=2, allow_o
     report = Report(bridge=chosen)
     signatures, keep_alive, saved = {}, [], {}
     for name, cf in functions.items():
-        signatures[name], entry = _optimize_function(cf, variables, chosen, options, keep_alive)
+        signatures[name], entry = _optimize_function(cf, variables, chosen, options, keep_alive, root)
         report.functions[name] = entry
         if output_dir is not None:
-            saved[name] = _function_to_save(cf, signatures[name], variables, chosen, options)
+            saved[name] = _function_to_save(cf, signatures[name], variables, chosen, options, root)
     optimized = OptimizedModel(signatures, functions, variables, report, keep_alive)
     if output_dir is not None:
         _save(saved, variables, output_dir, report)
     return optimized
 
 
-def _optimize_function(cf, variables, bridge, options, keep_alive):
+def _optimize_function(cf, variables, bridge, options, keep_alive, root=None):
     if bridge == "original":
         return cf, {"left_alone": "TF_BLADE_DISABLE is set", "clusters": []}
     start = time.perf_counter()
@@ -73,8 +74,10 @@ def _optimize_function(cf, variables, bridge, options, keep_alive):
         make = bridges.native_node
     else:
         make = functools.partial(bridges.numpy_node, keep_alive=keep_alive)
+    tables = static_table_handles(root, cf)
     graph_def, entry, fetches = run_pipeline(cf.graph.as_graph_def(), [t.name for t in outputs], options,
-                                             make, variable_shapes(cf, variables))
+                                             make, variable_shapes(cf, variables), tables,
+                                             lambda ph, tin, tout: export_table(tables[ph], tin, tout))
     if not entry["clusters"]:
         return cf, entry
     _, new_cf = rebuild(cf, graph_def, variables, fetches)
@@ -84,12 +87,12 @@ def _optimize_function(cf, variables, bridge, options, keep_alive):
     return new_cf, entry
 
 
-def _function_to_save(cf, optimized_cf, variables, bridge, options):
+def _function_to_save(cf, optimized_cf, variables, bridge, options, root):
     """A SavedModel must outlive this process: numpy-bridge tokens do not, so save native ops."""
     if bridge == "native":
         return optimized_cf
     if bridge == "numpy" and bridges.native_bridge() is not None:
-        return _optimize_function(cf, variables, "native", options, [])[0]
+        return _optimize_function(cf, variables, "native", options, [], root)[0]
     return cf
 
 

@@ -10,6 +10,7 @@ _BY_ENUM = {
 NUMERIC = {k for k in _BY_ENUM if k != STRING}
 INTEGER = {3, 4, 5, 6, 9, 17, 22, 23}
 FLOAT = {1, 2}
+MAIN_NUMERIC = {1, 2, 3, 9}  # float32, float64, int32, int64
 
 
 def numpy_name(enum: int) -> str:

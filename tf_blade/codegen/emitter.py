@@ -67,7 +67,7 @@ class Emitter:
 
     def call(self, n_out: int, expr: str, fallible: bool) -> List[str]:
         outs = [self.tmp() for _ in range(n_out)]
-        self.line(f"{', '.join(outs)} = {expr}")
+        self.line(f"{', '.join(outs)} = {expr}" if outs else expr)
         if fallible:
             self.check()
         return outs

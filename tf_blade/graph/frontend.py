@@ -84,9 +84,13 @@ def rebuild(cf, graph_def, variables, fetches):
     ph_names = [p.name for p in placeholders]
     structure = cf.structured_outputs
 
+    used = {ref.lstrip("^").split(":")[0] for nd in graph_def.node for ref in nd.input}
+
     def body(*args):
         input_map = dict(zip(ph_names, args))
         for external, internal in captures:
+            if internal.op.name not in used:  # read only by fused ops now (a frozen table)
+                continue
             var = by_handle.get(id(external))
             # tf.identity turns the eager handle into a capture of this function's graph.
             input_map[internal.name] = tf.identity(var.handle if var is not None else external)
@@ -103,3 +107,48 @@ def rebuild(cf, graph_def, variables, fetches):
     specs = [tf.TensorSpec(p.shape, p.dtype, name=n) for p, n in zip(placeholders, names)]
     fn = tf.function(body, input_signature=specs, autograph=False)
     return fn, fn.get_concrete_function()
+
+
+_STATIC_TABLES = {"StaticHashTable", "StaticHashTableV1", "StaticVocabularyTable", "StaticVocabularyTableV1"}
+
+
+def _is_static_table(obj) -> bool:
+    """Immutable once initialised: a static table class, a hash-bucket wrapper around one, or a
+    resource restored from a SavedModel whose creator builds a HashTableV2 (not a mutable table)."""
+    kind = type(obj).__name__
+    if kind in _STATIC_TABLES:
+        return True
+    if kind == "IdTableWithHashBuckets":
+        return type(getattr(obj, "_table", None)).__name__ in _STATIC_TABLES
+    creator = getattr(obj, "_create_resource", None)
+    if creator is None or not hasattr(creator, "concrete_functions"):
+        return False
+    ops = {op.type for cf in creator.concrete_functions for op in cf.graph.get_operations()}
+    return "HashTableV2" in ops and not any("Mutable" in op for op in ops)
+
+
+def static_table_handles(root, cf):
+    """Captured-placeholder name -> table handle, for the static tables ``cf`` looks up (their
+    contents can be frozen into a kernel). Tables are found through ``root``'s object graph."""
+    if root is None:
+        return {}
+    handles = {}
+    try:
+        objects = tf.train.TrackableView(root).descendants()
+    except (TypeError, AttributeError, ValueError):
+        return {}
+    for obj in objects:
+        if not _is_static_table(obj):
+            continue
+        try:
+            handles[id(obj.resource_handle)] = obj.resource_handle
+        except (AttributeError, ValueError, RuntimeError):
+            continue
+    return {internal.op.name: external for external, internal in cf.graph.captures if id(external) in handles}
+
+
+def export_table(handle, key_dtype: int, value_dtype: int):
+    """(keys, values) of a table as NumPy arrays (strings as bytes objects)."""
+    keys, values = tf.raw_ops.LookupTableExportV2(table_handle=handle, Tkeys=tf.dtypes.as_dtype(key_dtype),
+                                                  Tvalues=tf.dtypes.as_dtype(value_dtype))
+    return keys.numpy(), values.numpy()

@@ -89,20 +89,37 @@ class Graph:
         return name
 
 
-def from_graphdef(graph_def, variable_shapes=None) -> Graph:
+def from_graphdef(graph_def, variable_shapes=None, tables=()) -> Graph:
     """Builds the model; dtypes and ranks come from TensorFlow's own shape inference.
 
     ``variable_shapes`` maps resource placeholders (captured variables) to (dtype, shape): a
     GraphDef drops a handle's shape, so for the analysis they are imported as VarHandleOps.
+    ``tables``: captured table placeholders, imported as table ops for the same reason (a
+    lookup's output rank is then its keys' rank).
     """
     import tensorflow as tf
 
     analysed = graph_def
-    if variable_shapes:
+    if variable_shapes or tables:
         analysed = type(graph_def)()
         analysed.CopyFrom(graph_def)
+        by_name = {nd.name: nd for nd in analysed.node}
+
+        def source(ref):  # inlined calls reach a captured handle through Identity nodes
+            nd = by_name.get(parse_ref(ref)[0])
+            while nd is not None and nd.op == "Identity":
+                nd = by_name.get(parse_ref(nd.input[0])[0])
+            return nd.name if nd is not None else None
+        lookups = {source(nd.input[0]): nd for nd in analysed.node if nd.op == "LookupTableFindV2"}
         for nd in analysed.node:
-            if nd.op == "Placeholder" and nd.name in variable_shapes:
+            if nd.op == "Placeholder" and nd.name in tables and nd.name in lookups:
+                find = lookups[nd.name]
+                nd.op = "MutableHashTableV2"  # its shape function, unlike HashTableV2's, types the handle
+                nd.attr.clear()
+                nd.attr["key_dtype"].type = find.attr["Tin"].type
+                nd.attr["value_dtype"].type = find.attr["Tout"].type
+                nd.attr["shared_name"].s = nd.name.encode()
+            if nd.op == "Placeholder" and nd.name in (variable_shapes or {}):
                 dtype, shape = variable_shapes[nd.name]
                 nd.op = "VarHandleOp"
                 nd.attr.clear()
@@ -139,6 +156,8 @@ def to_graphdef(graph: Graph):
         gd.versions.CopyFrom(graph.versions)
     if graph.library is not None:
         gd.library.CopyFrom(graph.library)
+        _prune_library(gd, [v for node in graph.nodes.values() for v in node.raw_attrs.values()],
+                       [node.op for node in graph.nodes.values()])
     for name in graph.topological_order():
         node = graph.nodes[name]
         nd = gd.node.add()
@@ -147,3 +166,25 @@ def to_graphdef(graph: Graph):
         for key, value in node.raw_attrs.items():
             nd.attr[key].CopyFrom(value)
     return gd
+
+
+def _prune_library(gd, attrs, ops):
+    """Drops library functions no node calls any more (the bodies inlined and fused away)."""
+    by_name = {f.signature.name: f for f in gd.library.function}
+    keep, stack = set(), [a.func.name for a in attrs if a.WhichOneof("value") == "func"]
+    stack += [op for op in ops if op in by_name]
+    stack += [f.name for a in attrs if a.WhichOneof("value") == "list" for f in a.list.func]
+    while stack:
+        name = stack.pop()
+        if name in keep or name not in by_name:
+            continue
+        keep.add(name)
+        for nd in by_name[name].node_def:
+            stack += [v.func.name for v in nd.attr.values() if v.WhichOneof("value") == "func"]
+            stack += [nd.op] if nd.op in by_name else []
+    kept = [f for f in gd.library.function if f.signature.name in keep]
+    del gd.library.function[:]
+    gd.library.function.extend(kept)
+    kept_grads = [g for g in gd.library.gradient if g.function_name in keep]
+    del gd.library.gradient[:]
+    gd.library.gradient.extend(kept_grads)

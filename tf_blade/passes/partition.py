@@ -3,6 +3,9 @@
 Nodes are visited in topological order and merged with the clusters of their supported
 producers unless the merge would create a cycle: a path that leaves one cluster and re-enters the
 other through an unsupported node (the fused op could then neither run before nor after it).
+Then clusters that do not depend on each other merge horizontally (same cycle test): separate
+input layers, or the deep and wide halves of one model, become one op, one call, whose parts run
+in parallel.
 """
 from __future__ import annotations
 
@@ -51,5 +54,13 @@ def partition(graph: Graph, is_supported: Callable[[str], bool]) -> List[List[st
             for m in moved:
                 cluster_of[m] = keep
             members[keep] |= moved
-    clusters = [sorted(m, key=position.__getitem__) for m in members.values()]
+    merged: List[Set[str]] = []
+    for group in sorted(members.values(), key=lambda m: min(map(position.__getitem__, m))):
+        for target in merged:
+            if not creates_cycle(target, group):
+                target |= group
+                break
+        else:
+            merged.append(set(group))
+    clusters = [sorted(m, key=position.__getitem__) for m in merged]
     return sorted(clusters, key=lambda c: position[c[0]])

@@ -3,10 +3,12 @@
 Order, and why:
 1. inline_calls      - signature bodies hide behind (Stateful)PartitionedCall; clustering must see them.
 2. refuse_training   - a graph that computes gradients needs the original ops for their gradients.
-3. cluster           - supported nodes -> cycle-free clusters (needs the inlined, final op set).
-4. compile_kernels   - each cluster's kernel is compiled now; one that fails stays TF (needs clusters).
-5. fuse              - each cluster -> one fused node (needs the compiled clusters).
-6. prune_constants   - constants copied into specs are dead now (last: fusing creates them).
+3. freeze_tables     - lookups on static tables become fusable (needs the inlined lookups);
+                       the cluster pass puts back any frozen lookup it leaves unfused.
+4. cluster           - supported nodes -> cycle-free clusters (needs the inlined, final op set).
+5. compile_kernels   - each cluster's kernel is compiled now; one that fails stays TF (needs clusters).
+6. fuse              - each cluster -> one fused node (needs the compiled clusters).
+7. prune_constants   - constants copied into specs are dead now (last: fusing creates them).
 """
 from __future__ import annotations
 
@@ -19,6 +21,7 @@ from ..graph.inline import inline_calls
 from ..codegen.dtypes import STRING, supported
 from ..graph.ir import Graph, from_graphdef, make_ref, parse_ref, to_graphdef
 from . import fuse
+from .freeze_tables import freeze_tables, restore_unfused
 from .partition import partition
 from .support import unsupported_reason
 
@@ -37,6 +40,9 @@ class State:
     options: Options
     make_fused_node: Callable
     variable_shapes: dict = dataclasses.field(default_factory=dict)
+    table_handles: dict = dataclasses.field(default_factory=dict)   # placeholder -> static table
+    export_table: Optional[Callable] = None                          # (placeholder, Tin, Tout) -> arrays
+    frozen_tables: dict = dataclasses.field(default_factory=dict)   # node name -> original node
     graph: Optional[Graph] = None
     clusters: List[List[str]] = dataclasses.field(default_factory=list)
     report: dict = dataclasses.field(default_factory=dict)
@@ -48,7 +54,7 @@ class PassError(RuntimeError):
 
 def inline_pass(s: State):
     s.graph_def = inline_calls(s.graph_def)
-    s.graph = from_graphdef(s.graph_def, s.variable_shapes)
+    s.graph = from_graphdef(s.graph_def, s.variable_shapes, s.table_handles)
     s.report["tf_ops_before"] = _count_ops(s.graph)
     return True
 
@@ -61,6 +67,12 @@ def refuse_training_pass(s: State):
         if any(h in node.op for h in _TRAINING_HINTS) or "gradients/" in node.name:
             s.report["left_alone"] = f"training graph: {node.op} {node.name} computes gradients"
             return False
+    return True
+
+
+def freeze_tables_pass(s: State):
+    if s.table_handles:
+        s.frozen_tables = freeze_tables(s.graph, s.table_handles, s.export_table)
     return True
 
 
@@ -84,6 +96,7 @@ def cluster_pass(s: State):
             break
         blocked |= leaking
     s.clusters = [c for c in clusters if _weight(graph, c) >= options.min_cluster_size]
+    restore_unfused(graph, s.frozen_tables, s.clusters)
     s.report["not_fused"] = dict(sorted((k, v) for k, v in refused.items() if not k.startswith("Const")))
     return bool(s.clusters)
 
@@ -128,6 +141,7 @@ def prune_constants_pass(s: State):
 PIPELINE = [
     ("inline_calls", inline_pass),
     ("refuse_training", refuse_training_pass),
+    ("freeze_tables", freeze_tables_pass),
     ("cluster", cluster_pass),
     ("compile_kernels", compile_pass),
     ("fuse", fuse_pass),
@@ -135,11 +149,14 @@ PIPELINE = [
 ]
 
 
-def run_pipeline(graph_def, fetches, options: Options, make_fused_node, variable_shapes=None):
+def run_pipeline(graph_def, fetches, options: Options, make_fused_node, variable_shapes=None,
+                 table_handles=None, export_table=None):
     """Returns (rewritten GraphDef, report, the outputs' new names). Stops early when a pass
-    finds nothing to do."""
+    finds nothing to do. ``table_handles``/``export_table``: the static tables whose lookups may
+    be frozen (see passes/freeze_tables.py)."""
     s = State(graph_def=graph_def, fetches=[make_ref(*parse_ref(f)) for f in fetches], options=options,
-              make_fused_node=make_fused_node, variable_shapes=dict(variable_shapes or {}))
+              make_fused_node=make_fused_node, variable_shapes=dict(variable_shapes or {}),
+              table_handles=dict(table_handles or {}), export_table=export_table)
     for name, run in PIPELINE:
         try:
             go_on = run(s)
@@ -148,7 +165,7 @@ def run_pipeline(graph_def, fetches, options: Options, make_fused_node, variable
         if not go_on:
             break
     if s.graph is None:
-        s.graph = from_graphdef(s.graph_def, s.variable_shapes)
+        s.graph = from_graphdef(s.graph_def, s.variable_shapes, s.table_handles)
     s.report["tf_ops_after"] = _count_ops(s.graph)
     s.report.setdefault("clusters", [])
     return to_graphdef(s.graph), s.report, s.fetches

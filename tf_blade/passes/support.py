@@ -18,12 +18,18 @@ def unsupported_reason(node, graph, options) -> Optional[str]:
         return "not in allow_ops"
     if node.op in options.deny_ops:
         return "in deny_ops"
+    if node.op == "Identity" and any(graph.nodes[c].op == "NoOp" for c in node.control_inputs):
+        # A function output ordered after its stateful reads: clustered, it would tie the
+        # clusters before and after that NoOp into a cycle, and forwarding costs nothing in TF.
+        return "output Identity ordered after a NoOp"
     if node.device and "CPU" not in node.device.upper():
         return f"placed on {node.device}"
     for ref in node.inputs:
         dtype = graph.dtype_of(ref)
         if not supported(dtype) and not (dtype == RESOURCE and node.op == "ResourceGather"):
             return f"input dtype {dtype}"
+        if dtype != RESOURCE and graph.rank_of(ref) is None:
+            return "input rank unknown"  # a fused op's inputs need a static rank
     for dtype, rank in zip(node.out_dtypes, node.out_ranks):
         if not supported(dtype) and dtype != STRING:
             return f"output dtype {dtype}"

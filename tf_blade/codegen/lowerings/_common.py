@@ -20,3 +20,9 @@ def const_input(graph, node, position) -> str | None:
     if graph.producer(node.inputs[position]).op != "Const":
         return f"input {position} must be a constant"
     return None
+
+
+def const_value(graph, ref):
+    """The array of the Const node producing ``ref`` (check const_input first)."""
+    from .const import const_array
+    return const_array(graph.producer(ref).attrs["value"])

@@ -1,5 +1,5 @@
 """Broadcasting binary ops: comparisons (numeric, and string against a constant), arithmetic,
-min/max and logic. Known divergences of float Maximum/Minimum: a subnormal input comes back
+min/max, logic and DivNoNan (0 where the divisor is 0). Known divergences of float Maximum/Minimum: a subnormal input comes back
 unchanged, where TF's threads (denormals-are-zero) return 0.0; and the sign of a zero when 0.0
 meets -0.0, which TF itself decides by position (Eigen's vector path returns the second operand,
 its scalar tail the first)."""
@@ -13,6 +13,7 @@ _EXPR = {
     "Add": "({a} + {b})", "AddV2": "({a} + {b})", "Sub": "({a} - {b})", "Mul": "({a} * {b})",
     "RealDiv": "({a} / {b})", "Maximum": "np.maximum({a}, {b})", "Minimum": "np.minimum({a}, {b})",
     "LogicalAnd": "({a} & {b})", "LogicalOr": "({a} | {b})",
+    "DivNoNan": "np.where({b} == 0, 0.0, {a} / {b})",
 }
 
 
@@ -26,8 +27,8 @@ class BinaryLowering(Lowering):
                 return "string arithmetic"
             if graph.producer(node.inputs[1]).op != "Const":
                 return "strings compare only against a constant"
-        if node.op == "RealDiv" and graph.dtype_of(node.inputs[0]) not in FLOAT:
-            return "integer RealDiv (TF's division-by-zero rules differ from NumPy's)"
+        if node.op in ("RealDiv", "DivNoNan") and graph.dtype_of(node.inputs[0]) not in FLOAT:
+            return "integer division (TF's division-by-zero rules differ from NumPy's)"
         return unsupported_dtype(node)
 
     def emit(self, node, ins, em):

@@ -20,6 +20,6 @@ class PackLowering(Lowering):
                 em.line(f"{out}[{i}] = {v.var}[0]")
             return [out]
         parts = ", ".join(f"np.ascontiguousarray({v.var}).reshape((1, {v.var}.shape[0]))" for v in ins)
-        flat, _ = em.call(2, f"{em.kernel('concat', 'concat')}(({parts},), 0, err)", True)
-        em.line(f"{out} = {flat}.astype(np.{dtype})")
+        flat, shape = em.call(2, f"{em.kernel('concat', 'concat')}(({parts},), 0, err)", True)
+        em.line(f"{out} = {flat}.reshape(({shape}[0], {shape}[1])).astype(np.{dtype})")
         return [out]

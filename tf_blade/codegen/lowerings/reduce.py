@@ -1,15 +1,73 @@
-"""Prod / Sum over the only axis of a shape vector (how feature columns size their batches)."""
+"""Sum / Prod / Max / Min / Mean / Any / All over constant axes (keep_dims or not).
+
+The reduced axes move to the end (a transpose, skipped when they already are), the input is
+viewed as [kept, reduced] and kernels/reduce.py reduces each row. Axes out of range or repeated
+leave the node to TF, which raises its own error at run time."""
+import numpy as np
+
+from ..dtypes import MAIN_NUMERIC
 from ..registry import Lowering, lowering
-from ._common import const_input, numeric_only
+from ._common import const_input, const_value, numeric_only
+
+_KERNEL = {"Sum": "reduce_sum", "Prod": "reduce_prod", "Max": "reduce_max", "Min": "reduce_min",
+           "Mean": "reduce_mean", "Any": "reduce_any", "All": "reduce_all"}
 
 
-@lowering("Prod", "Sum")
-class ReduceVectorLowering(Lowering):
+def _axes(node, graph):
+    """The normalized reduced axes, or None when TF would reject them."""
+    rank = graph.rank_of(node.inputs[0])
+    values = const_value(graph, node.inputs[1]).ravel().tolist()
+    axes = [a + rank if a < 0 else a for a in values]
+    if any(not 0 <= a < max(rank, 1) for a in axes) or len(set(axes)) != len(axes):
+        return None
+    return sorted(a for a in axes if a < rank)
+
+
+def _extra(op, dtype):
+    """The arguments some reductions take beyond the data."""
+    if op == "Mean":
+        return f", {dtype.startswith('float')}"
+    if op in ("Max", "Min"):
+        sign = "-" if op == "Max" else ""
+        if dtype.startswith("float"):
+            return f", np.{dtype}({sign}np.inf)"
+        info = np.iinfo(dtype)
+        return f", np.{dtype}({info.min if op == 'Max' else info.max})"
+    return ""
+
+
+@lowering(*_KERNEL)
+class ReduceLowering(Lowering):
     def check(self, node, graph):
-        if graph.rank_of(node.inputs[0]) != 1 or node.attrs.get("keep_dims"):
-            return "only full reductions of vectors"
-        return const_input(graph, node, 1) or numeric_only(node, graph)
+        if graph.rank_of(node.inputs[0]) is None:
+            return "input rank unknown"
+        reason = const_input(graph, node, 1) or numeric_only(node, graph)
+        if reason:
+            return reason
+        if _axes(node, graph) is None:
+            return "invalid reduction axes (TF raises)"
+        if node.op == "Mean" and node.out_dtypes[0] not in MAIN_NUMERIC:
+            return "Mean of small integers (TF divides by a wrapped count)"
+        return None
 
     def emit(self, node, ins, em):
-        func = "prod_all" if node.op == "Prod" else "sum_all"
-        return em.call(1, f"{em.kernel('shape_ops', func)}({ins[0].var})", False)
+        x, axes_in = ins
+        rank = x.rank
+        values = axes_in.const.ravel().tolist()
+        reduced = sorted({a + rank if a < 0 else a for a in values} & set(range(rank)))
+        kept = [d for d in range(rank) if d not in reduced]
+        perm = kept + reduced
+        view = em.tmp()
+        if perm != list(range(rank)):
+            em.line(f"{view} = np.ascontiguousarray({x.var}.transpose(({', '.join(map(str, perm))},)))")
+        else:
+            em.line(f"{view} = np.ascontiguousarray({x.var})")
+        size = lambda dims: " * ".join(f"{x.var}.shape[{d}]" for d in dims) or "1"
+        rows = em.tmp()
+        em.line(f"{rows} = {em.kernel('reduce', _KERNEL[node.op])}({view}.reshape(({size(kept)}, {size(reduced)})){_extra(node.op, x.dtype)})")
+        keep_dims = node.attrs.get("keep_dims", False)
+        dims = [("1" if d in reduced else f"{x.var}.shape[{d}]") for d in range(rank)
+                if keep_dims or d not in reduced]
+        out = em.tmp()
+        em.line(f"{out} = {rows}.reshape(({', '.join(dims) or '1'},))")
+        return [out]

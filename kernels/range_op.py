@@ -1,0 +1,62 @@
+"""Range(start, limit, delta) with TF's size rule and values (start + T(i) * delta)."""
+import numpy as np
+from numba import njit
+
+from .errors import int_text, set_error
+
+
+@njit(cache=True, nogil=True)
+def _text(v):
+    """A number as TF's message prints it (%g: six significant digits, no trailing zeros) for
+    the usual magnitudes; Numba's str() cannot format floats."""
+    if v != v:
+        return "nan"
+    if v == np.floor(v) and abs(v) < 1e15:
+        return int_text(np.int64(v))
+    a = abs(np.float64(v))
+    if a > 1e15 or a < 1e-4:
+        return "inf" if a > 1e300 else ("-" if v < 0 else "") + "~" + str(np.int64(np.log10(a))) + "e"
+    exp = np.int64(np.floor(np.log10(a)))
+    frac_digits = max(5 - exp, 0)
+    scaled = np.int64(np.round(a * 10.0 ** frac_digits))
+    digits = str(scaled)
+    while len(digits) <= frac_digits:
+        digits = "0" + digits
+    whole, frac = digits[:len(digits) - frac_digits], digits[len(digits) - frac_digits:]
+    while len(frac) > 0 and frac[len(frac) - 1] == "0":
+        frac = frac[:len(frac) - 1]
+    return ("-" if v < 0 else "") + whole + ("." + frac if len(frac) > 0 else "")
+
+
+@njit(cache=True, nogil=True)
+def range_values(start, limit, delta, is_float, err):
+    s, l, d = start[0], limit[0], delta[0]
+    out = np.empty(0, start.dtype)
+    if d == 0:
+        set_error(err, "Requires delta != 0: " + _text(d))
+        return out
+    if d > 0 and s > l:
+        set_error(err, "Requires start <= limit when delta > 0: " + _text(s) + "/" + _text(l))
+        return out
+    if d < 0 and s < l:
+        set_error(err, "Requires start >= limit when delta < 0: " + _text(s) + "/" + _text(l))
+        return out
+    if is_float:
+        q = np.ceil(np.abs((l - s) / d))
+        if not q <= 9.223372036854775e18:
+            set_error(err, "Requires ((limit - start) / delta) <= 9223372036854775807")
+            return out
+        size = np.int64(q)
+    else:
+        span, step = abs(np.int64(l) - np.int64(s)), abs(np.int64(d))
+        size = (span + step - 1) // step
+    try:
+        out = np.empty(size, start.dtype)
+    except Exception:
+        set_error(err, "OOM when allocating tensor with shape[" + str(size) + "]")
+        return np.empty(0, start.dtype)
+    step = np.empty(1, start.dtype)  # i in the input's own type: start + T(i) * delta, as TF
+    for i in range(size):
+        step[0] = i
+        out[i] = s + step[0] * d
+    return out

@@ -1,0 +1,112 @@
+"""LookupTableFindV2 on a static hash table frozen at optimize time (vocabulary columns, Keras
+StringLookup / IntegerLookup): an open-addressing index over the table's keys.
+
+``build_*`` runs once, when the model is optimized; ``find_*`` per call. Slots hold a key's
+position (or -1); string keys are placed by their FarmHash Fingerprint64, integer keys by a
+Fibonacci hash, and a match is always confirmed on the key itself, so collisions cost a probe,
+never a wrong answer.
+"""
+import numpy as np
+from numba import njit
+
+from .farmhash import fingerprint64
+
+_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
+
+
+@njit(cache=True, nogil=True)
+def _capacity(n):
+    cap, bits = 16, 4
+    while cap < 2 * n:
+        cap *= 2
+        bits += 1
+    return cap, np.uint64(64 - bits)
+
+
+@njit(cache=True, nogil=True)
+def _int_slot(key, shift):
+    return np.int64((np.uint64(np.int64(key)) * _GOLDEN) >> shift)
+
+
+@njit(cache=True, nogil=True)
+def _string_slot(data, start, length, shift):
+    return np.int64((fingerprint64(data, start, length) * _GOLDEN) >> shift)
+
+
+@njit(cache=True, nogil=True)
+def _same_bytes(a, a_start, b, b_start, length):
+    for k in range(length):
+        if a[a_start + k] != b[b_start + k]:
+            return False
+    return True
+
+
+@njit(cache=True)
+def build_int(keys):
+    cap, shift = _capacity(keys.shape[0])
+    slots = np.full(cap, -1, np.int64)
+    for i in range(keys.shape[0]):
+        s = _int_slot(keys[i], shift)
+        while slots[s] >= 0:
+            s = (s + 1) & (cap - 1)
+        slots[s] = i
+    return slots
+
+
+@njit(cache=True)
+def build_string(offsets, data):
+    n = offsets.shape[0] - 1
+    cap, shift = _capacity(n)
+    slots = np.full(cap, -1, np.int64)
+    for i in range(n):
+        s = _string_slot(data, offsets[i], offsets[i + 1] - offsets[i], shift)
+        while slots[s] >= 0:
+            s = (s + 1) & (cap - 1)
+        slots[s] = i
+    return slots
+
+
+@njit(cache=True, nogil=True)
+def find_int(queries, slots, keys, values, default):
+    flat = queries.ravel()
+    out = np.empty(flat.shape[0], values.dtype)
+    cap = slots.shape[0]
+    bits = 0
+    while (1 << bits) < cap:
+        bits += 1
+    shift = np.uint64(64 - bits)
+    for i in range(flat.shape[0]):
+        key = flat[i]
+        out[i] = default[0]
+        s = _int_slot(key, shift)
+        while slots[s] >= 0:
+            if keys[slots[s]] == key:
+                out[i] = values[slots[s]]
+                break
+            s = (s + 1) & (cap - 1)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def find_string(ids, offsets, data, slots, key_offsets, key_data, values, default):
+    """``ids``: the queries' positions in their string pool (``offsets``, ``data``)."""
+    flat = ids.ravel()
+    out = np.empty(flat.shape[0], values.dtype)
+    cap = slots.shape[0]
+    bits = 0
+    while (1 << bits) < cap:
+        bits += 1
+    shift = np.uint64(64 - bits)
+    for i in range(flat.shape[0]):
+        q = flat[i]
+        start, length = offsets[q], offsets[q + 1] - offsets[q]
+        out[i] = default[0]
+        s = _string_slot(data, start, length, shift)
+        while slots[s] >= 0:
+            k = slots[s]
+            k_start = key_offsets[k]
+            if key_offsets[k + 1] - k_start == length and _same_bytes(data, start, key_data, k_start, length):
+                out[i] = values[k]
+                break
+            s = (s + 1) & (cap - 1)
+    return out

@@ -1,0 +1,64 @@
+"""kernels/segment_sum.py against tf.raw_ops.SegmentSum / UnsortedSegmentSum: random sorted ids
+with gaps, unsorted and negative ids, ids past the end, and shape errors, with TF's message.
+Integers bit-exact; floats within 1e-6 relative (TF's Eigen reduction order)."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from conftest import assert_matches_tf, run_kernel, run_tf
+from tf_blade.kernels.segment_sum import check_prefix, segment_sum, unsorted_segment_sum
+
+
+def check_sorted(data, ids):
+    want, tf_err = run_tf("SegmentSum", data=tf.constant(data), segment_ids=tf.constant(ids))
+    got, k_err = run_kernel(segment_sum, data.reshape(len(data), -1) if data.size else data.reshape(len(data), int(np.prod(data.shape[1:]))), ids)
+    if got is not None:
+        got = got.reshape((got.shape[0],) + data.shape[1:])
+    if data.dtype.kind == "f" and tf_err is None and k_err is None:
+        np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    else:
+        assert_matches_tf(got, k_err, want, tf_err, same_message=True)
+
+
+def check_unsorted(data, ids, num):
+    want, tf_err = run_tf("UnsortedSegmentSum", data=tf.constant(data), segment_ids=tf.constant(ids),
+                          num_segments=tf.constant(num))
+    from tf_blade.kernels.errors import error_text, new_error_buffer
+    err = new_error_buffer()
+    check_prefix(np.array(data.shape, np.int64), np.array(ids.shape, np.int64), err)
+    got = None
+    if not err[0]:
+        lead = int(np.prod(ids.shape))
+        got = unsorted_segment_sum(data.reshape(lead, int(np.prod(data.shape[ids.ndim:]))), ids.ravel(),
+                                   np.array(ids.shape, np.int64), np.array([num], np.int64), err)
+        got = got.reshape((got.shape[0],) + data.shape[ids.ndim:])
+    assert_matches_tf(None if err[0] else got, error_text(err) if err[0] else None, want, tf_err, same_message=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+def test_segment_sum_random(rng, dtype):
+    for _ in range(40):
+        n = int(rng.integers(0, 8))
+        ids = np.sort(rng.integers(0, 6, n)).astype(np.int32)
+        if n and rng.random() < 0.2:
+            ids[rng.integers(0, n)] = rng.integers(-2, 8)  # breaks the order or goes negative
+        data = rng.integers(-9, 9, (n, int(rng.integers(0, 3)), 2)).astype(dtype)
+        check_sorted(data, ids)
+
+
+@pytest.mark.parametrize("ids", [[0, 2, 1], [-1, 0, 1], [0, 1], [0, -1, -1]])
+def test_segment_sum_bad_ids(ids):
+    check_sorted(np.arange(3, dtype=np.float32), np.array(ids, np.int32))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+def test_unsorted_segment_sum_random(rng, dtype):
+    for _ in range(40):
+        shape = tuple(int(d) for d in rng.integers(0, 4, int(rng.integers(1, 4))))
+        ids = rng.integers(-1, 5, shape[: int(rng.integers(0, len(shape) + 1))]).astype(np.int64)
+        data = rng.integers(-9, 9, shape).astype(dtype)
+        check_unsorted(data, ids, int(rng.integers(3, 6)) if rng.random() < 0.9 else -1)
+
+
+def test_unsorted_segment_sum_shape_mismatch():
+    check_unsorted(np.ones((1, 3), np.float32), np.array([0, 1], np.int64), 3)

@@ -1,0 +1,94 @@
+"""Vocabulary lookups (issue 3/4): LookupTableFindV2 / LookupTableSizeV2 on static tables are
+frozen into the fused op (passes/freeze_tables.py). Columns with_vocabulary_list (string with
+OOV hash buckets, int64 with a default) and with_vocabulary_file, a vocabulary large enough that
+its index enters as fused-op inputs, a SavedModel round trip (restored tables), and a mutable
+table, which must stay in TF. Results bit-exact against TF."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tf_blade
+from test_end_to_end import op_counts
+
+FC = tf.feature_column
+WORDS = ["x", "y", "z", "\u00e9t\u00e9", "a" * 40]
+BIG = [f"w{i}" for i in range(3000)]  # index arrays > 1024 elements: passed as op inputs
+LOOKUP_OPS = {"LookupTableFindV2", "LookupTableSizeV2", "HashTableV2"}
+
+
+def _module(tmp_path):
+    import tf_keras
+    vocab_file = tmp_path / "vocab.txt"
+    vocab_file.write_text("\n".join(BIG) + "\n")
+    columns = [
+        FC.embedding_column(FC.categorical_column_with_vocabulary_list("s", WORDS, num_oov_buckets=3), 4),
+        FC.indicator_column(FC.categorical_column_with_vocabulary_list("i", [3, 7, 9, -2**63], dtype=tf.int64,
+                                                                        default_value=1)),
+        FC.embedding_column(FC.categorical_column_with_vocabulary_file("f", str(vocab_file), len(BIG)), 3,
+                            combiner="sum"),
+    ]
+    module = tf.Module()
+    module.layer = tf_keras.layers.DenseFeatures(columns)
+    specs = {"s": tf.TensorSpec([None, 3], tf.string), "i": tf.TensorSpec([None, 2], tf.int64),
+             "f": tf.TensorSpec([None, 2], tf.string)}
+    module.serve = tf.function(lambda x: module.layer(x), input_signature=[specs])
+    module.serve.get_concrete_function()
+    return module
+
+
+def _batch(rng, n):
+    pool = np.array([w.encode() for w in WORDS] + [b"", b"oov", b"X", b"\xff\xfe"], dtype=object)
+    big = np.array([w.encode() for w in BIG[:50] + BIG[-50:]] + [b"", b"w3000", b"w-1"], dtype=object)
+    ints = np.array([3, 7, 9, -2**63, 2**63 - 1, 0, -1, 8], np.int64)
+    return {"s": tf.constant(pool[rng.integers(0, len(pool), (n, 3))]),
+            "i": tf.constant(ints[rng.integers(0, len(ints), (n, 2))]),
+            "f": tf.constant(big[rng.integers(0, len(big), (n, 2))])}
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("vocab")
+    module = _module(tmp)
+    opt = tf_blade.optimize(module, str(tmp / "optimized"))
+    return module, opt, tmp
+
+
+def test_lookups_fuse_into_one_op(models):
+    _, opt, _ = models
+    counts = op_counts(opt.signatures["serve"])
+    assert counts["BladeFusedCall"] == 1 and not LOOKUP_OPS & set(counts), counts
+
+
+@pytest.mark.parametrize("n", [0, 1, 200])
+def test_vocabulary_columns_match_tensorflow(models, rng, n):
+    module, opt, _ = models
+    x = _batch(rng, n)
+    want = module.serve(x).numpy()
+    got = opt.signatures["serve"](**{"x_" + k: v for k, v in x.items()}).numpy()
+    np.testing.assert_array_equal(want, got)
+
+
+def test_saved_model_round_trip_freezes_restored_tables(models, rng):
+    module, _, tmp = models
+    tf.saved_model.save(module, str(tmp / "original"), signatures={"serving_default": module.serve.get_concrete_function()})
+    opt = tf_blade.optimize(str(tmp / "original"))
+    fn = opt.signatures["serving_default"]
+    assert not LOOKUP_OPS & set(op_counts(fn))
+    x = _batch(rng, 64)
+    key = next(iter(fn.structured_outputs))
+    # The saved signature flattened the input dict (sorted keys) into x, x_1, x_2.
+    np.testing.assert_array_equal(module.serve(x).numpy(), fn(*[x[k] for k in sorted(x)])[key].numpy())
+    reloaded = tf.saved_model.load(str(tmp / "optimized"))  # the SavedModel optimize() wrote
+    assert np.array_equal(module.serve(x).numpy(), reloaded.signatures["serve"](**{"x_" + k: v for k, v in x.items()})["output_0"].numpy())
+
+
+def test_mutable_table_stays_in_tensorflow():
+    table = tf.lookup.experimental.MutableHashTable(tf.string, tf.int64, default_value=-1)
+    table.insert(tf.constant(["a", "b"]), tf.constant([1, 2], tf.int64))
+    module = tf.Module()
+    module.table = table
+    module.serve = tf.function(lambda x: table.lookup(x) * 2 + 1, input_signature=[tf.TensorSpec([None], tf.string)])
+    opt = tf_blade.optimize(module, min_cluster_size=1)
+    assert op_counts(opt.signatures["serve"])["LookupTableFindV2"] == 1
+    table.insert(tf.constant(["c"]), tf.constant([3], tf.int64))  # later inserts must be seen
+    np.testing.assert_array_equal(opt.signatures["serve"](x=tf.constant(["a", "c", "z"])).numpy(), [3, 7, -1])
