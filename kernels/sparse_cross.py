@@ -1,0 +1,147 @@
+"""SparseCross with hashed output (crossed_column, Keras HashedCrossing): TF's HashCrosser.
+
+Each column is a list of features per batch row: a sparse input contributes, for row b, the run
+of consecutive entries whose row index is b (TF's ExtractFeatureData: entries out of order or
+out of range are never read), a dense input its row. A feature is the Fingerprint64 of a string
+or the int64 itself. Every combination (the last column varying fastest) hashes to
+FingerprintCat64(...FingerprintCat64(hash_key, f0)..., fk) % num_buckets.
+"""
+import numpy as np
+from numba import njit
+
+from .errors import set_error
+from .farmhash import fingerprint64
+
+_KMUL = np.uint64(0xC6A4A7935BD1E995)
+_INT64_MAX = np.uint64(9223372036854775807)
+_47 = np.uint64(47)
+
+
+@njit(cache=True, nogil=True)
+def _shift_mix(v):
+    return v ^ (v >> _47)
+
+
+@njit(cache=True, nogil=True)
+def fingerprint_cat64(fp1, fp2):
+    result = fp1 ^ _KMUL
+    result ^= _shift_mix(fp2 * _KMUL) * _KMUL
+    result *= _KMUL
+    result = _shift_mix(result) * _KMUL
+    return _shift_mix(result)
+
+
+@njit(cache=True, nogil=True)
+def string_features(ids, offsets, data):
+    flat = ids.ravel()
+    out = np.empty(flat.shape[0], np.uint64)
+    for i in range(flat.shape[0]):
+        out[i] = fingerprint64(data, offsets[flat[i]], offsets[flat[i] + 1] - offsets[flat[i]])
+    return out
+
+
+@njit(cache=True, nogil=True)
+def int_features(values):
+    flat = values.ravel()
+    out = np.empty(flat.shape[0], np.uint64)
+    for i in range(flat.shape[0]):
+        out[i] = np.uint64(np.int64(flat[i]))
+    return out
+
+
+@njit(cache=True, nogil=True)
+def batch_size(shape, err):
+    """The batch size a sparse input's dense_shape names (TF reads shapes[0][0])."""
+    if shape.shape[0] != 2:
+        set_error(err, "shape should imply a 2D tensor, but got [" + str(shape.shape[0]) + "] at position 0")
+        return np.int64(0)
+    b = np.int64(shape[0])
+    if b < 0:  # TF sizes a std::vector with it and aborts; refuse instead
+        set_error(err, "SparseCross: batch size must be non-negative, got " + str(b))
+    return b
+
+
+@njit(cache=True, nogil=True)
+def check_sparse(position, indices, values_size, shape, batch, err):
+    if indices.shape[1] != 2:
+        set_error(err, "Expected D2 of index to be 2 got " + str(indices.shape[1]) + " at position " + str(position))
+    elif indices.shape[0] != values_size:
+        set_error(err, "Expected size of values to be " + str(indices.shape[0]) + " got " + str(values_size) + " at position " + str(position))
+    elif shape.shape[0] != 2:
+        set_error(err, "shape should imply a 2D tensor, but got [" + str(shape.shape[0]) + "] at position " + str(position))
+    elif np.int64(shape[0]) != batch:
+        set_error(err, "Expected batch size " + str(batch) + " got " + str(np.int64(shape[0])) + " at position " + str(position))
+
+
+@njit(cache=True, nogil=True)
+def check_dense(position, rows, batch, err):
+    if rows != batch:
+        set_error(err, "Expected batch size " + str(batch) + " got " + str(rows) + " at dense tensor " + str(position))
+
+
+@njit(cache=True, nogil=True)
+def _rows(batch, err):
+    try:
+        return np.zeros(batch, np.int64), np.zeros(batch, np.int64)
+    except Exception:  # a dense_shape naming a huge batch: TF fails to allocate as well
+        set_error(err, "SparseCross: cannot allocate rows for batch size " + str(batch))
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+
+
+@njit(cache=True, nogil=True)
+def sparse_rows(indices, batch, err):
+    """(counts, starts) per batch row, exactly as TF's ExtractFeatureData walks the indices."""
+    counts, starts = _rows(batch, err)
+    if err[0] != 0:
+        return counts, starts
+    row = 0
+    for b in range(batch):
+        starts[b] = row
+        while row < indices.shape[0] and indices[row, 0] == b:
+            counts[b] += 1
+            row += 1
+    return counts, starts
+
+
+@njit(cache=True, nogil=True)
+def dense_rows(batch, width):
+    return np.full(batch, width, np.int64), np.arange(batch) * width
+
+
+@njit(cache=True, nogil=True)
+def cross_hashed(features, counts, starts, batch, num_buckets, hash_key, err):
+    """Returns (indices [total, 2], values [total], dense_shape [2]) of the crossed SparseTensor."""
+    ncol = len(features)
+    out_start = np.zeros(batch + 1, np.int64)
+    widest = 0
+    for b in range(batch):
+        n = 1
+        for c in range(ncol):
+            n *= counts[c][b]
+        out_start[b + 1] = out_start[b] + n
+        widest = max(widest, n)
+    total = out_start[batch]
+    indices = np.empty((total, 2), np.int64)
+    values = np.empty(total, np.int64)
+    perm = np.zeros(ncol, np.int64)
+    buckets = np.uint64(num_buckets) if num_buckets > 0 else _INT64_MAX
+    for b in range(batch):
+        k = out_start[b]
+        n = out_start[b + 1] - k
+        perm[:] = 0
+        for j in range(n):
+            h = np.uint64(hash_key)
+            for c in range(ncol):
+                h = fingerprint_cat64(h, features[c][starts[c][b] + perm[c]])
+            indices[k + j, 0] = b
+            indices[k + j, 1] = j
+            values[k + j] = np.int64(h % buckets)
+            for c in range(ncol - 1, -1, -1):  # the next combination: last column fastest
+                perm[c] += 1
+                if perm[c] < counts[c][b]:
+                    break
+                perm[c] = 0
+    shape = np.empty(2, np.int64)
+    shape[0] = batch
+    shape[1] = widest
+    return indices, values, shape

@@ -1,0 +1,110 @@
+"""Hashed crosses (kernels/sparse_cross.py): crossed_column over string and int64 columns,
+sparse and dense, against TF's SparseCross, bit-exact; the bad inputs TF rejects (and the
+advisory-style malformed ones: indices out of order or out of range, a negative or mismatched
+batch) give InvalidArgumentError or TF's own result, never a crash."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+import tf_blade
+from test_end_to_end import op_counts
+
+FC = tf.feature_column
+R = tf.raw_ops
+
+
+@pytest.fixture(scope="module")
+def crossed():
+    import tf_keras
+    cross = FC.crossed_column(["s", "i", FC.bucketized_column(FC.numeric_column("p"), [0.0, 1.0])], 1000)
+    module = tf.Module()
+    module.layer = tf_keras.layers.DenseFeatures([FC.embedding_column(cross, 4), FC.indicator_column(
+        FC.crossed_column(["s", "i"], 7))])
+    specs = {"s": tf.SparseTensorSpec([None, None], tf.string), "i": tf.TensorSpec([None, 2], tf.int64),
+             "p": tf.TensorSpec([None, 1], tf.float32)}
+    module.serve = tf.function(lambda x: module.layer(x), input_signature=[specs])
+    module.serve.get_concrete_function()
+    return module, tf_blade.optimize(module)
+
+
+def _batch(rng, n):
+    counts = rng.integers(0, 4, n)
+    rows = np.repeat(np.arange(n), counts)
+    cols = np.concatenate([np.arange(c) for c in counts]) if n else np.zeros(0, int)
+    words = np.array([b"a", b"b", "\u00e9".encode(), b"x" * 50], dtype=object)
+    s = tf.SparseTensor(np.stack([rows, cols], 1).astype(np.int64).reshape(-1, 2),
+                        tf.constant(words[rng.integers(0, 4, len(rows))] if len(rows) else np.zeros(0, object), tf.string),
+                        [n, max(int(counts.max()) if n else 0, 1)])
+    ints = rng.integers(-5, 5, (n, 2))
+    ints[rng.random((n, 2)) < 0.2] = -1  # dropped as missing
+    ints[:, 0][rng.random(n) < 0.1] = 2**63 - 1
+    return {"s": s, "i": tf.constant(ints, tf.int64),
+            "p": tf.constant(rng.choice([-1.0, 0.5, 3.0], (n, 1)).astype(np.float32))}
+
+
+def test_crosses_fuse(crossed):
+    _, opt = crossed
+    counts = op_counts(opt.signatures["serve"])
+    assert counts["BladeFusedCall"] == 1 and "SparseCross" not in counts, counts
+
+
+@pytest.mark.parametrize("n", [0, 1, 50])
+def test_crossed_columns_match_tensorflow(crossed, rng, n):
+    module, opt = crossed
+    x = _batch(rng, n)
+    flat = tf.nest.flatten(x, expand_composites=True)
+    np.testing.assert_array_equal(module.serve(x).numpy(), opt.signatures["serve"](*flat).numpy())
+
+
+def _raw_cross(indices, values, shapes, dense):
+    return R.SparseCross(indices=indices, values=values, shapes=shapes, dense_inputs=dense, hashed_output=True,
+                         num_buckets=100, hash_key=7, out_type=tf.int64, internal_type=tf.int64)
+
+
+@tf.function(input_signature=[tf.TensorSpec([None, 2], tf.int64), tf.TensorSpec([None], tf.int64),
+                              tf.TensorSpec([None], tf.int64), tf.TensorSpec([None, None], tf.string)])
+def raw(indices, values, shape, dense):
+    out = _raw_cross([indices], [values], [shape], [dense])
+    return {"indices": out.output_indices, "values": out.output_values, "shape": out.output_shape}
+
+
+@pytest.fixture(scope="module")
+def fused_raw():
+    return tf_blade.optimize(raw, min_cluster_size=1).signatures["serving_default"]
+
+
+@pytest.mark.parametrize("case", [
+    ([[0, 0], [0, 1], [1, 0]], [5, 6, 7], [2, 2], 2),     # valid
+    ([[1, 0], [0, 0], [1, 1]], [5, 6, 7], [2, 2], 2),     # unsorted: TF reads runs only
+    ([[0, 0], [7, 0]], [5, 6], [2, 9], 2),                # a row outside the batch
+    ([[-1, 0], [0, 0]], [5, 6], [2, 3], 2),               # a negative row
+    ([[0, 0]], [5, 6], [2, 2], 2),                        # values longer than indices
+    ([[0, 0]], [5], [2, 2, 2], 2),                        # a 3-D shape
+    ([[0, 0]], [5], [3, 2], 2),                           # batch differs from the dense input
+    ([[0, 0]], [5], [-2, 2], 0),                          # negative batch (TF aborts; we refuse)
+])
+def test_malformed_inputs(fused_raw, case):
+    indices, values, shape, dense_rows = case
+    args = (tf.constant(indices, tf.int64), tf.constant(values, tf.int64), tf.constant(shape, tf.int64),
+            tf.constant([[b"u", b"v"]] * dense_rows, tf.string) if dense_rows else tf.zeros([0, 2], tf.string))
+    if shape[0] < 0:
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            fused_raw(*args)
+        return
+    try:
+        want = {k: v.numpy() for k, v in raw(*args).items()}
+    except tf.errors.InvalidArgumentError as e:
+        with pytest.raises(tf.errors.InvalidArgumentError) as ours:
+            fused_raw(*args)
+        assert _core(e.message) == _core(ours.value.message)
+        return
+    got = fused_raw(*args)
+    for k, v in want.items():
+        np.testing.assert_array_equal(got[k].numpy(), v, err_msg=k)
+
+
+def _core(message):
+    """TF's own words in an error message: no graph-execution preamble or node context."""
+    lines = [l for l in message.splitlines() if l.strip() and not l.startswith(
+        ("Graph execution", "Detected at", "<stack", "\t", " ", "  File"))]
+    return lines[0].split(" [[")[0] if lines else message
