@@ -28,7 +28,7 @@ setup(
         # Numba's TBB threading layer runs a layer's columns in parallel (tf_blade/runtime/threads.py)
         "tbb>=2021.6; platform_system == 'Linux' and platform_machine == 'x86_64'",
     ],
-    extras_require={"test": ["pytest", "hypothesis"],
+    extras_require={"test": ["pytest", "pytest-xdist", "hypothesis"],
                     # the benchmark suite's PNG plot and its torch.embedding_bag anchor column
                     "bench": ["matplotlib", "torch==2.13.0"]},
     entry_points={"console_scripts": ["tf-blade=tf_blade.cli:main"]},

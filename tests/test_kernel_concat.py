@@ -32,7 +32,7 @@ def check(parts, axis):
     np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int64, np.int32, np.bool_])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])  # every Numba compile costs CI time
 def test_concat_random(rng, dtype):
     for _ in range(60):
         rank = int(rng.integers(1, 4))

@@ -48,13 +48,13 @@ def random_case(rng, idx_dtype, bad_rate=0.3):
     return params, idx
 
 
-@pytest.mark.parametrize("idx_dtype", [np.int16, np.int32, np.int64])
+@pytest.mark.parametrize("idx_dtype", [np.int16, np.int64])
 def test_gather_nd_random(rng, idx_dtype):
     for _ in range(120):
         check(*random_case(rng, idx_dtype))
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.int32, np.int64, np.bool_, np.uint8])
+@pytest.mark.parametrize("dtype", [np.float64, np.bool_, np.uint8])
 def test_gather_nd_value_dtypes(rng, dtype):
     for _ in range(20):
         params, idx = random_case(rng, np.int64, bad_rate=0.1)
