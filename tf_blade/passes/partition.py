@@ -5,7 +5,8 @@ producers unless the merge would create a cycle: a path that leaves one cluster 
 other through an unsupported node (the fused op could then neither run before nor after it).
 Then clusters that do not depend on each other merge horizontally (same cycle test): separate
 input layers, or the deep and wide halves of one model, become one op, one call, whose parts run
-in parallel.
+in parallel. A cluster that another cluster waits on (through TF ops) is not merged: its waiting
+consumers would then wait for the whole merged op.
 """
 from __future__ import annotations
 
@@ -54,10 +55,26 @@ def partition(graph: Graph, is_supported: Callable[[str], bool]) -> List[List[st
             for m in moved:
                 cluster_of[m] = keep
             members[keep] |= moved
+    def feeds_a_cluster(group: Set[str]) -> bool:
+        """Whether another cluster waits on ``group`` (through TF ops): merged, it would wait too."""
+        stack, seen = [u for m in group for u in users[m] if u not in group], set()
+        while stack:
+            name = stack.pop()
+            if name in seen or name in group:
+                continue
+            if name in cluster_of:
+                return True
+            seen.add(name)
+            stack.extend(users[name])
+        return False
+
     merged: List[Set[str]] = []
     for group in sorted(members.values(), key=lambda m: min(map(position.__getitem__, m))):
+        if feeds_a_cluster(group):
+            merged.append(set(group))
+            continue
         for target in merged:
-            if not creates_cycle(target, group):
+            if not feeds_a_cluster(target) and not creates_cycle(target, group):
                 target |= group
                 break
         else:

@@ -80,9 +80,14 @@ def cluster_pass(s: State):
     graph, options = s.graph, s.options
     refused = collections.Counter()
     blocked = set()
+    late = _after_dense_layers(graph)
     while True:
         def ok(name):
             if name in blocked:
+                return False
+            if name in late:
+                # In a feature cluster it would make that cluster wait for the DNN.
+                refused[f"{graph.nodes[name].op}: runs after a dense layer"] += 1
                 return False
             reason = unsupported_reason(graph.nodes[name], graph, options)
             if reason:
@@ -169,6 +174,21 @@ def run_pipeline(graph_def, fetches, options: Options, make_fused_node, variable
     s.report["tf_ops_after"] = _count_ops(s.graph)
     s.report.setdefault("clusters", [])
     return to_graphdef(s.graph), s.report, s.fetches
+
+
+_DENSE_LAYER_OPS = {"MatMul", "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3", "Conv2D", "_FusedMatMul"}
+
+
+def _after_dense_layers(graph: Graph):
+    """Nodes that (transitively) read the output of a matmul or convolution."""
+    users = graph.consumers()
+    late, stack = set(), [n for n, node in graph.nodes.items() if node.op in _DENSE_LAYER_OPS]
+    while stack:
+        for user in users[stack.pop()]:
+            if user not in late:
+                late.add(user)
+                stack.append(user)
+    return late
 
 
 def _count_ops(graph: Graph) -> int:
