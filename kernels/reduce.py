@@ -32,14 +32,13 @@ def reduce_prod(x):
 
 
 @njit(cache=True, nogil=True)
-def reduce_max(x, lowest):
-    """``lowest``: what an empty row gives (-inf, or the integer type's minimum)."""
-    out = np.full(x.shape[0], lowest, x.dtype)
+def _extreme(x, start, is_max):
+    out = np.full(x.shape[0], start, x.dtype)
     for i in range(x.shape[0]):
         acc = out[i]
         for j in range(x.shape[1]):
             v = x[i, j]
-            if v > acc or v != v:  # NaN sticks: nothing compares greater than it
+            if (v > acc if is_max else v < acc) or v != v:  # NaN sticks: nothing beats it
                 acc = v
             if acc != acc:
                 break
@@ -48,18 +47,14 @@ def reduce_max(x, lowest):
 
 
 @njit(cache=True, nogil=True)
+def reduce_max(x, lowest):
+    """``lowest``: what an empty row gives (-inf, or the integer type's minimum)."""
+    return _extreme(x, lowest, True)
+
+
+@njit(cache=True, nogil=True)
 def reduce_min(x, highest):
-    out = np.full(x.shape[0], highest, x.dtype)
-    for i in range(x.shape[0]):
-        acc = out[i]
-        for j in range(x.shape[1]):
-            v = x[i, j]
-            if v < acc or v != v:
-                acc = v
-            if acc != acc:
-                break
-        out[i] = acc
-    return out
+    return _extreme(x, highest, False)
 
 
 @njit(cache=True, nogil=True)

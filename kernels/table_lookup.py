@@ -24,6 +24,15 @@ def _capacity(n):
 
 
 @njit(cache=True, nogil=True)
+def _shift_of(cap):
+    """The product shift that built a table of ``cap`` (a power of two) slots."""
+    bits = 0
+    while (1 << bits) < cap:
+        bits += 1
+    return np.uint64(64 - bits)
+
+
+@njit(cache=True, nogil=True)
 def _int_slot(key, shift):
     return np.int64((np.uint64(np.int64(key)) * _GOLDEN) >> shift)
 
@@ -71,10 +80,7 @@ def find_int(queries, slots, keys, values, default):
     flat = queries.ravel()
     out = np.empty(flat.shape[0], values.dtype)
     cap = slots.shape[0]
-    bits = 0
-    while (1 << bits) < cap:
-        bits += 1
-    shift = np.uint64(64 - bits)
+    shift = _shift_of(cap)
     for i in range(flat.shape[0]):
         key = flat[i]
         out[i] = default[0]
@@ -93,10 +99,7 @@ def find_string(ids, offsets, data, slots, key_offsets, key_data, values, defaul
     flat = ids.ravel()
     out = np.empty(flat.shape[0], values.dtype)
     cap = slots.shape[0]
-    bits = 0
-    while (1 << bits) < cap:
-        bits += 1
-    shift = np.uint64(64 - bits)
+    shift = _shift_of(cap)
     for i in range(flat.shape[0]):
         q = flat[i]
         start, length = offsets[q], offsets[q + 1] - offsets[q]

@@ -69,15 +69,17 @@ def partition(graph: Graph, is_supported: Callable[[str], bool]) -> List[List[st
         return False
 
     merged: List[Set[str]] = []
+    mergeable: List[Set[str]] = []  # merged groups no cluster waits on (a union of such stays so)
     for group in sorted(members.values(), key=lambda m: min(map(position.__getitem__, m))):
         if feeds_a_cluster(group):
             merged.append(set(group))
             continue
-        for target in merged:
-            if not feeds_a_cluster(target) and not creates_cycle(target, group):
+        for target in mergeable:
+            if not creates_cycle(target, group):
                 target |= group
                 break
         else:
             merged.append(set(group))
+            mergeable.append(merged[-1])
     clusters = [sorted(m, key=position.__getitem__) for m in merged]
     return sorted(clusters, key=lambda c: position[c[0]])
