@@ -1,6 +1,6 @@
 """The benchmark suite: stock TF against tf_blade on the bundled Criteo models (issue 5).
 
-    python -m benchmarks.suite [--models criteo-fc,criteo-wdl] [--batches 1,64,512,4096]
+    python -m benchmarks.suite [--models criteo-fc,criteo-wdl,keras-prep] [--batches 1,64,512,4096]
                                [--rounds 40] [--out docs/benchmarks/suite] [--skip-compile]
     tf-blade bench ...            (the same, installed)
 
@@ -36,30 +36,49 @@ import numpy as np
 
 def _models():
     from tf_blade import examples as ex
-    # name: (model builder, batch maker, the serve signature's argument names in order)
+    # name: (model builder, batch maker, the serve signature's argument names in order,
+    #        the embedding lookups a batch makes, pre-hashed for the anchors)
     return {
         "criteo-fc": (lambda: ex.criteo_feature_model(26), lambda b: ex.synthetic_batch(b, 26),
-                      ex.column_names(26)),
+                      ex.column_names(26), _pre_hashed),
         "criteo-wdl": (lambda: ex.criteo_wdl_model(26, 13),
                        lambda b: {**ex.synthetic_batch(b, 26), **ex.synthetic_numeric(b, 13)},
-                       ex.column_names(26) + ex.numeric_names(13)),
+                       ex.column_names(26) + ex.numeric_names(13), _pre_hashed),
+        "keras-prep": (lambda: ex.keras_prep_model(26), lambda b: ex.synthetic_batch(b, 26),
+                       ex.column_names(26), _pre_hashed_keras),
     }
 
 
+def _string_columns(raw):
+    return sorted((k for k in raw if k.startswith("C")), key=lambda k: int(k[1:]))
+
+
 def _pre_hashed(module, raw):
-    """Per column (table, ids, offsets) as the embedding lookups see them: "" dropped, ids hashed
-    by TF itself; tables are the model's own variables."""
+    """Per column (table, ids, offsets) as the feature columns' lookups see them: "" dropped, ids
+    hashed by TF itself; tables are the model's own variables."""
     import tensorflow as tf
     from tf_blade.examples import CRITEO_BUCKETS
     tables = {v.name.split("/")[1].split("_embedding")[0]: v for v in module.variables
               if "_embedding" in v.name and v.shape[1] > 1}
     out = []
-    for i, name in enumerate(sorted((k for k in raw if k.startswith("C")), key=lambda k: int(k[1:]))):
+    for i, name in enumerate(_string_columns(raw)):
         strings = raw[name]
         keep = strings != b""
         ids = tf.strings.to_hash_bucket_fast(strings[keep].astype(object), CRITEO_BUCKETS[i % 26]).numpy()
         offsets = np.concatenate([[0], np.cumsum(keep.sum(axis=1))]).astype(np.int64)
         out.append((tables[name].numpy(), ids.astype(np.int64), offsets))
+    return out
+
+
+def _pre_hashed_keras(module, raw):
+    """The same for keras-prep: every slot is looked up, padding included."""
+    import tensorflow as tf
+    out = []
+    for name, hashing, emb in zip(_string_columns(raw), module.hashing, module.embeddings):
+        strings = raw[name]
+        ids = tf.strings.to_hash_bucket_fast(strings.ravel().astype(object), hashing.num_bins).numpy()
+        offsets = np.arange(0, strings.size + 1, max(strings.shape[1], 1), dtype=np.int64)
+        out.append((emb.embeddings.numpy(), ids.astype(np.int64), offsets))
     return out
 
 
@@ -153,7 +172,7 @@ def measure(name, batches, rounds, bandwidth):
     import tensorflow as tf
     import tf_blade
     from tf_blade.timing import interleaved
-    build, make_batch, names = _models()[name]
+    build, make_batch, names, pre_hashed = _models()[name]
     module = build()
     stock = module.serve.get_concrete_function()
     native = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
@@ -182,7 +201,7 @@ def measure(name, batches, rounds, bandwidth):
                 sides["xla"] = lambda: xla(*args)
             except Exception as e:  # strings and sparse ops have no XLA kernels
                 xla_note = f"does not compile: {type(e).__name__}: {str(e).splitlines()[0][:160]}"
-        lookups = _pre_hashed(module, raw)
+        lookups = pre_hashed(module, raw)
         ids = [i for _, i, _ in lookups]
         dim = lookups[0][0].shape[1]
         stacked, flat_ids, offsets = prepare_gather(lookups)
@@ -278,7 +297,7 @@ def _plot(result, path):
 
 def main(argv=None):
     p = argparse.ArgumentParser(prog="tf-blade bench", description=__doc__.split("\n")[0])
-    p.add_argument("--models", default="criteo-fc,criteo-wdl")
+    p.add_argument("--models", default="criteo-fc,criteo-wdl,keras-prep")
     p.add_argument("--batches", default="1,64,512,4096")
     p.add_argument("--rounds", type=int, default=40)
     p.add_argument("--out", default=os.path.join("docs", "benchmarks", "suite"))

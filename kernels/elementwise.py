@@ -24,6 +24,18 @@ def broadcast_shape(a_shape, b_shape, a_rank, b_rank, err):
 
 
 @njit(cache=True, nogil=True)
+def check_divisors(a_size, b, err):
+    """TF's integer FloorMod/FloorDiv refuse a zero divisor, unless the output is empty."""
+    if a_size == 0:
+        return
+    flat = b.ravel()
+    for i in range(flat.shape[0]):
+        if flat[i] == 0:
+            set_error(err, "Integer division by zero")
+            return
+
+
+@njit(cache=True, nogil=True)
 def select_rows(cond, t, e, err=None):
     """Select (v1) with a vector condition picking whole rows of t / e (2-D views of them).
 

@@ -114,3 +114,11 @@ def squeezed_shape(x, axes, err):
             out[k] = x.shape[d]
             k += 1
     return out
+
+
+@njit(cache=True, nogil=True)
+def check_unpack(x, axis, num, err):
+    """TF Unpack: the unpacked axis must hold exactly ``num`` entries (``x`` has rank >= 1)."""
+    if x.shape[axis] != num:
+        set_error(err, "Input shape axis " + int_text(axis) + " must equal " + int_text(num)
+                  + ", got shape " + dims_text(x.shape))

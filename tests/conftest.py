@@ -139,7 +139,20 @@ def hashed_column_spec(dtype):
     from tf_blade.examples import criteo_feature_model
     module = criteo_feature_model(1, dim=4, dtype=dtype)
     graph = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"].graph.as_graph_def()
-    nodes = list(graph.node) + [n for f in graph.library.function for n in f.node_def]
-    fused = [n for n in nodes if n.op == "BladeFusedCall"]
+    fused = [n for n in running_nodes(graph) if n.op == "BladeFusedCall"]
     assert len(fused) == 1
     return json.loads(fused[0].attr["cluster"].s.decode())
+
+
+def running_nodes(graph_def):
+    """The nodes of a graph and of its library functions, less the fallback functions that keep
+    each cluster's original ops (they run only when a kernel cannot)."""
+    from tf_blade.passes.fallback import is_fallback
+    return list(graph_def.node) + [n for f in graph_def.library.function
+                                   if not is_fallback(f.signature.name) for n in f.node_def]
+
+
+def op_counts(concrete_function):
+    """Op types in a function's graph and every function it calls."""
+    import collections
+    return collections.Counter(n.op for n in running_nodes(concrete_function.graph.as_graph_def()))

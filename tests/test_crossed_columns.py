@@ -7,7 +7,7 @@ import pytest
 import tensorflow as tf
 
 import tf_blade
-from test_end_to_end import op_counts
+from conftest import op_counts
 
 FC = tf.feature_column
 R = tf.raw_ops

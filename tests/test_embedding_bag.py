@@ -10,7 +10,7 @@ from tf_blade.feature_column import embedding_bag as rewrite
 from tf_blade.kernels.embedding_bag import embedding_bag
 from tf_blade.kernels.errors import error_text, new_error_buffer
 
-from conftest import COLUMNS, dense_features_function
+from conftest import COLUMNS, dense_features_function, running_nodes
 
 COMBINERS = {0: "sum", 1: "mean", 2: "sqrtn"}
 
@@ -69,8 +69,7 @@ def test_kernel_bad_input_matches_tf_error(indices, ids, shape):
 
 def _cluster_spec(opt):
     gd = opt.signatures["serving_default"].graph.as_graph_def()
-    nodes = list(gd.node) + [n for f in gd.library.function for n in f.node_def]
-    (fused,) = [n for n in nodes if n.op == "BladeFusedCall"]
+    (fused,) = [n for n in running_nodes(gd) if n.op == "BladeFusedCall"]
     return json.loads(fused.attr["cluster"].s)
 
 

@@ -1,5 +1,4 @@
 """The spine end to end: optimized feature-column models give TF's results, bit for bit."""
-import collections
 
 import numpy as np
 import pytest
@@ -8,22 +7,13 @@ import tensorflow as tf
 import tf_blade
 from tf_blade.runtime import compiler
 
-from conftest import COLUMNS, dense_features_function, flat_inputs, random_batch
+from conftest import COLUMNS, dense_features_function, flat_inputs, op_counts, random_batch
 
 FEATURE_COLUMN_OPS = {
     "AsString", "StringToHashBucketFast", "NotEqual", "Where", "GatherNd", "SparseReshape",
     "GreaterEqual", "GatherV2", "SparseFillEmptyRows", "Unique", "ResourceGather",
     "SparseSegmentMean", "SparseSegmentSum", "SparseSegmentSqrtN", "Tile", "ZerosLike", "Select",
 }
-
-
-def op_counts(concrete_function):
-    """Op types in a function's graph and every function it calls."""
-    gd = concrete_function.graph.as_graph_def()
-    counts = collections.Counter(n.op for n in gd.node)
-    for f in gd.library.function:
-        counts.update(n.op for n in f.node_def)
-    return counts
 
 
 @pytest.fixture(scope="module")

@@ -1,17 +1,17 @@
 """Keras (tf_keras) preprocessing layers feeding embeddings with mean pooling, the keras-prep
 shape of issue 4/5: StringLookup and IntegerLookup with a fixed vocabulary (static tables, frozen),
-Hashing, Discretization and Normalization, all in one fused op. Lookups, hashes and buckets are
-exact; the pooled means are float reductions (within 1e-6 relative, kernels/reduce.py).
-Known gaps, left to TF: Hashing with a salt (StringToHashBucketStrong) and CategoryEncoding
-(Assert + DenseBincount)."""
+Hashing (plain and salted: StringToHashBucketStrong), Discretization and Normalization, all in
+one fused op. Lookups, hashes and buckets are exact; the pooled means are float reductions (within
+1e-6 relative, kernels/reduce.py). Known gap, left to TF: CategoryEncoding (Assert + DenseBincount)."""
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import tf_blade
-from test_end_to_end import op_counts
+from conftest import op_counts
 
-TF_FEATURE_OPS = {"LookupTableFindV2", "StringToHashBucketFast", "Bucketize", "ResourceGather", "Mean"}
+TF_FEATURE_OPS = {"LookupTableFindV2", "StringToHashBucketFast", "StringToHashBucketStrong", "Bucketize",
+                  "ResourceGather", "Mean"}
 
 
 @pytest.fixture(scope="module")
@@ -22,13 +22,15 @@ def models():
     module.words = L.StringLookup(vocabulary=["a", "b", "c", "\u00e9"], num_oov_indices=2)
     module.ids = L.IntegerLookup(vocabulary=[3, 7, 11, -5])
     module.hashing = L.Hashing(num_bins=50)
+    module.salted = L.Hashing(num_bins=30, salt=[123, -456])
     module.buckets = L.Discretization(bin_boundaries=[0.0, 1.0, 2.5])
     module.norm = L.Normalization(mean=2.0, variance=4.0)
-    module.embeddings = [L.Embedding(n, 4) for n in (7, 6, 50, 4)]
+    module.embeddings = [L.Embedding(n, 4) for n in (7, 6, 50, 30, 4)]
 
     def serve(words, ids, price):
         pooled = [tf.reduce_mean(emb(layer(x)), axis=1) for emb, layer, x in zip(
-            module.embeddings, (module.words, module.ids, module.hashing, module.buckets), (words, ids, words, price))]
+            module.embeddings, (module.words, module.ids, module.hashing, module.salted, module.buckets),
+            (words, ids, words, words, price))]
         return tf.concat(pooled + [module.norm(price)], axis=1)
 
     module.serve = tf.function(serve, input_signature=[tf.TensorSpec([None, 3], tf.string),

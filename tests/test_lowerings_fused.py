@@ -1,18 +1,18 @@
 """The lowerings added for column types (reductions over any constant axes, OneHot on every
 axis, Bucketize, Fill, Range, Transpose, SparseToDense, SegmentSum, UnsortedSegmentSum,
-DivNoNan, UniqueWithCounts, Squeeze, Size, ClipByValue), fused together in one graph and run against the same graph in TF. Integer outputs
+DivNoNan, UniqueWithCounts, Squeeze, Size, Rank, ClipByValue, Unpack, FloorMod), fused together in one graph and run against the same graph in TF. Integer outputs
 bit-exact, float reductions within 1e-6 relative."""
 import numpy as np
 import pytest
 import tensorflow as tf
 
 import tf_blade
-from test_end_to_end import op_counts
+from conftest import op_counts
 
 R = tf.raw_ops
 NEW_OPS = {"Sum", "Max", "Min", "Mean", "Prod", "Any", "All", "OneHot", "Bucketize", "Fill", "Range",
            "Transpose", "SparseToDense", "SegmentSum", "UnsortedSegmentSum", "DivNoNan", "UniqueWithCounts",
-           "Squeeze", "Size", "ClipByValue"}
+           "Squeeze", "Size", "ClipByValue", "Rank", "Unpack", "FloorMod"}
 
 
 @tf.function(input_signature=[tf.TensorSpec([None, 3, 2], tf.float32), tf.TensorSpec([None], tf.int64),
@@ -43,6 +43,14 @@ def glue(x, ids, coords):
     out["squeeze"] = R.Squeeze(input=R.ExpandDims(input=R.ExpandDims(input=x, axis=1), axis=-1), axis=[1, -1])
     out["size"] = R.Size(input=x, out_type=tf.int64)
     out["clip"] = R.ClipByValue(t=x, clip_value_min=tf.constant(-0.5), clip_value_max=R.Abs(x=x) * 0.5)
+    out["rank"] = R.Rank(input=x)
+    for axis, num in ((1, 3), (-1, 2)):
+        for i, part in enumerate(R.Unpack(value=x, num=num, axis=axis)):
+            out[f"unpack{axis}_{i}"] = part
+    for i, dim in enumerate(R.Unpack(value=R.Shape(input=x), num=3)):  # scalars
+        out[f"unpack_dim{i}"] = dim
+    wide = R.Mul(x=R.Reshape(tensor=ids, shape=[-1, 1]), y=tf.constant([1, 7, 3 << 60, -(5 << 59)], tf.int64))
+    out["floor_mod"] = R.FloorMod(x=wide, y=tf.constant([-7, -1, 3, 1 << 62], tf.int64))
     return out
 
 
@@ -89,3 +97,35 @@ def test_matches_tensorflow(fused, rng, n):
 def test_bad_input_raises_tf_error(fused, rng):
     with pytest.raises(tf.errors.InvalidArgumentError, match="out of bounds"):
         fused(*_inputs(rng, 4, bad=True))
+
+
+def test_floor_mod_by_zero_is_refused_as_tf_refuses_it(rng):
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.int32), tf.TensorSpec([None], tf.int32)])
+    def mod(x, y):
+        return {"mod": R.FloorMod(x=R.Abs(x=x), y=y)}
+    fused = tf_blade.optimize(mod, bridge="native", min_cluster_size=1).signatures["serving_default"]
+    assert op_counts(fused)["BladeFusedCall"] == 1
+    x, y = tf.constant([5, -9, 4], tf.int32), tf.constant([3, 0, -2], tf.int32)
+    for fn in (mod, fused):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="Integer division by zero"):
+            fn(x, y)
+    empty = tf.constant([], tf.int32)  # no element divides: no error
+    np.testing.assert_array_equal(fused(empty, empty)["mod"].numpy(), mod(empty, empty)["mod"].numpy())
+
+
+def test_unpack_of_the_wrong_length_is_refused_as_tf_refuses_it():
+    @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.int64)])
+    def unpack(x):
+        a, b, c = R.Unpack(value=x + 1, num=3)
+        return {"sum": a + b + c}
+    fused = tf_blade.optimize(unpack, bridge="native", min_cluster_size=1).signatures["serving_default"]
+    assert op_counts(fused)["BladeFusedCall"] == 1 and "Unpack" not in op_counts(fused)
+    x = tf.constant([[1, 2], [3, 4], [5, 6]], tf.int64)
+    np.testing.assert_array_equal(fused(x)["sum"].numpy(), unpack(x)["sum"].numpy())
+    bad = tf.constant([[1, 2], [3, 4]], tf.int64)
+    with pytest.raises(tf.errors.InvalidArgumentError) as want:
+        unpack(bad)
+    with pytest.raises(tf.errors.InvalidArgumentError) as got:
+        fused(bad)
+    message = "Input shape axis 0 must equal 3, got shape [2,2]"
+    assert message in got.value.message and message in want.value.message

@@ -13,17 +13,14 @@ from tf_blade.examples import column_names, criteo_feature_model, synthetic_batc
 from tf_blade.runtime import compiler
 from tf_blade.runtime.threads import parallel_enabled
 
+from conftest import op_counts
+
 COLUMNS = 2
 
 
 @pytest.fixture(scope="module")
 def module():
     return criteo_feature_model(COLUMNS, dim=4)
-
-
-def _ops(fn):
-    graph = fn.graph.as_graph_def()
-    return {n.op for n in graph.node} | {n.op for f in graph.library.function for n in f.node_def}
 
 
 def test_kernel_that_fails_to_compile_leaves_its_cluster_to_tf(module, monkeypatch, rng):
@@ -38,7 +35,7 @@ def test_kernel_that_fails_to_compile_leaves_its_cluster_to_tf(module, monkeypat
     assert "injected" in failure["reason"] and failure["tf_ops"] > 10
     assert "kernel failed to compile" in str(opt.report)
     fn = opt.signatures["serving_default"]
-    assert "BladeFusedCall" not in _ops(fn) and "SparseSegmentMean" in _ops(fn)
+    assert "BladeFusedCall" not in op_counts(fn) and "SparseSegmentMean" in op_counts(fn)
     raw = synthetic_batch(17, COLUMNS, seed=int(rng.integers(1 << 30)))
     args = [tf.constant(raw[c]) for c in column_names(COLUMNS)]
     np.testing.assert_array_equal(fn(*args)["features"].numpy(), module.serve(*args)["features"].numpy())
@@ -103,3 +100,63 @@ def test_without_parallel_columns_results_are_the_same(tmp_path):
     _serve(tmp_path / "cache", TF_BLADE_PARALLEL="0")
     sources = _cluster_sources(tmp_path / "cache")
     assert sources and not any("tf_blade_group_" in open(p).read() for p in sources)  # no parallel steps
+
+
+# A serving process whose kernel cannot be used: the compile callback fails (a broken Numba or
+# compiler in production), or it hands back an entry point that breaks the op's contract (here
+# one that returns success without allocating any output).
+_SERVE_SAVED = textwrap.dedent("""
+    import sys
+    import numba, numpy as np, tensorflow as tf
+    import tf_blade
+    from tf_blade.runtime import bridge
+    native = bridge.native_bridge()
+    if sys.argv[2] == "compile":
+        def compile_fails(spec, dtypes, ranks):
+            raise RuntimeError("injected: LLVM ran out of memory")
+        native.set_compile_callback(compile_fails)
+    else:
+        sig = numba.types.int64(*[numba.types.voidptr] * 5)
+        allocates_nothing = numba.cfunc(sig)(lambda ins, shapes, ctx, alloc, err: 0)
+        native.set_compile_callback(lambda spec, dtypes, ranks: allocates_nothing.address)
+    io = np.load(sys.argv[1] + "/io.npz", allow_pickle=True)  # string columns
+    serve = tf.saved_model.load(sys.argv[1] + "/model").signatures["serving_default"]
+    names = [k for k in io.files if k != "expected"]
+    for _ in range(3):
+        got = serve(**{n: tf.constant(io[n]) for n in names})["features"].numpy()
+        np.testing.assert_array_equal(got, io["expected"])
+    print("SERVED", native.fallback_count(), native.compile_count())
+""")
+
+
+@pytest.mark.parametrize("failure", ["compile", "contract"])
+def test_unusable_kernel_in_a_serving_process_runs_the_original_ops(module, tmp_path, rng, failure):
+    opt = tf_blade.optimize(module.serve, str(tmp_path / "model"), bridge="native")
+    fn = opt.signatures["serving_default"]
+    counts = op_counts(fn)
+    assert counts["BladeFusedCall"] == 1 and "SparseSegmentMean" not in counts
+    raw = synthetic_batch(23, COLUMNS, seed=int(rng.integers(1 << 30)))
+    expected = module.serve(*[tf.constant(raw[c]) for c in column_names(COLUMNS)])["features"]
+    np.savez(tmp_path / "io.npz", expected=expected.numpy(), **{c: raw[c] for c in column_names(COLUMNS)})
+    env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="1")  # keep warnings, drop info
+    result = subprocess.run([sys.executable, "-c", _SERVE_SAVED, str(tmp_path), failure], env=env,
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0 and "SERVED 1 " in result.stdout, result.stderr[-3000:]
+    logged = [line for line in result.stderr.splitlines() if "runs its original TensorFlow ops" in line]
+    assert len(logged) == 1, result.stderr[-3000:]  # once, although three requests fell back
+    reason = "injected: LLVM ran out of memory" if failure == "compile" else "did not allocate output 0"
+    assert reason in logged[0]
+
+
+def test_bad_input_is_still_the_callers_error_and_does_not_fall_back(module, rng):
+    opt = tf_blade.optimize(module.serve, bridge="native")
+    from tf_blade.runtime.bridge import native_bridge
+    before = native_bridge().fallback_count()
+    raw = synthetic_batch(5, COLUMNS, seed=int(rng.integers(1 << 30)))
+    args = [tf.constant(raw[c]) for c in column_names(COLUMNS)]
+    args[0] = tf.constant(raw[column_names(COLUMNS)[0]][:3])  # rows disagree between columns
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        module.serve(*args)
+    with pytest.raises(tf.errors.InvalidArgumentError):
+        opt.signatures["serving_default"](*args)
+    assert native_bridge().fallback_count() == before

@@ -4,6 +4,8 @@ criteo_feature_model: N categorical string columns (Criteo-like), each
 ``embedding_column(categorical_column_with_hash_bucket(...), dim, combiner)`` under a
 tf_keras DenseFeatures layer; every column is a dense [batch, max_ids] string input padded with
 "" (feature columns drop "" as missing), so rows carry 0..max_ids ids.
+criteo_wdl_model: those columns plus numeric ones, a wide linear part and a DNN.
+keras_prep_model: the same string columns through Keras Hashing + Embedding + mean, and a DNN.
 """
 from __future__ import annotations
 
@@ -85,6 +87,36 @@ def criteo_wdl_model(n_columns=26, n_numeric=13, dim=16, hidden=(1024, 512, 256)
     serve.__signature__ = inspect.Signature(
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
     module.serve = tf.function(serve, input_signature=specs)
+    module.serve.get_concrete_function()
+    return module
+
+
+def keras_prep_model(n_columns=26, dim=16, hidden=(256, 128), seed=0):
+    """The Criteo columns through Keras preprocessing layers, as a plain Keras pipeline writes
+    them: per column ``Hashing(num_bins)`` -> ``Embedding(num_bins, dim)`` -> mean over the row's
+    slots (the "" padding hashes like any string), concatenated into a small ReLU DNN.
+    ``serve`` maps {C1..Cn: [batch, k] strings} -> {"logit": [batch, 1]}."""
+    import tf_keras
+
+    L = tf_keras.layers
+    tf.random.set_seed(seed)
+    buckets = [CRITEO_BUCKETS[i % len(CRITEO_BUCKETS)] for i in range(n_columns)]
+    module = tf.Module()
+    module.hashing = [L.Hashing(num_bins=b) for b in buckets]
+    module.embeddings = [L.Embedding(b, dim) for b in buckets]
+    module.dnn = tf_keras.Sequential([L.Dense(h, activation="relu") for h in hidden] + [L.Dense(1)])
+    names = column_names(n_columns)
+
+    def serve(*features):
+        pooled = [tf.reduce_mean(emb(hashing(x)), axis=1)
+                  for hashing, emb, x in zip(module.hashing, module.embeddings, features)]
+        return {"logit": module.dnn(tf.concat(pooled, axis=1))}
+
+    import inspect
+    serve.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+    module.serve = tf.function(serve, input_signature=[tf.TensorSpec([None, None], tf.string, name=n)
+                                                       for n in names])
     module.serve.get_concrete_function()
     return module
 

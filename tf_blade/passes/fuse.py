@@ -11,6 +11,7 @@ from typing import Dict, List
 
 from ..codegen.dtypes import RESOURCE
 from ..graph.ir import Graph, Node, make_ref
+from .fallback import add_fallback_function
 
 MAX_INLINED_CONST_ELEMENTS = 1024  # larger constants (frozen tables) stay graph inputs
 
@@ -71,6 +72,11 @@ def _const_size(node: Node) -> int:
     return size
 
 
+def fused_input_dtypes(spec):
+    """The fused op's input dtypes: an embedding table enters as its resource handle."""
+    return [RESOURCE if inp["read_variable"] else inp["dtype"] for inp in spec["inputs"]]
+
+
 def spec_text(spec) -> str:
     return json.dumps(spec, sort_keys=True, separators=(",", ":"))
 
@@ -84,7 +90,12 @@ def replace_cluster(graph: Graph, cluster: List[str], fused_name: str, make_fuse
         for i, inp in enumerate(spec["inputs"]):
             if inp["read_variable"]:
                 input_refs[i] = _read_variable(graph, input_refs[i], inp["dtype"], fused_name, i)
-    fused = make_fused_node(fused_name, spec, input_refs, output_refs)
+    extra = {}
+    if getattr(make_fused_node, "takes_fallback", False):
+        from ..runtime.compiler import spec_key
+        extra["fallback"] = add_fallback_function(graph, cluster, input_refs, fused_input_dtypes(spec),
+                                                  output_refs, spec_key(spec_text(spec)))
+    fused = make_fused_node(fused_name, spec, input_refs, output_refs, **extra)
     fused.control_inputs = sorted({c for m in cluster for c in graph.nodes[m].control_inputs
                                    if c not in members})
     new_ref = {ref: make_ref(fused_name, k) for k, ref in enumerate(output_refs)}

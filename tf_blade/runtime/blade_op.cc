@@ -1,6 +1,8 @@
 // BladeFusedCall: a generic CPU op that runs a Numba-compiled kernel through a
 // plain C function pointer. Python is only involved on the first call for a
 // dispatch key (the compile callback); the steady-state path never takes the GIL.
+// A cluster whose kernel fails to compile, or breaks the op's contract on a run, runs the
+// original TF subgraph (the `fallback` function) from then on, logged once.
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -10,12 +12,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "tensorflow/core/framework/function.h"
 #include "tensorflow/core/framework/op.h"
 #include "tensorflow/core/framework/op_kernel.h"
 #include "tensorflow/core/framework/resource_mgr.h"
 #include "tensorflow/core/framework/resource_var.h"
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor_shape.h"
+#include "tensorflow/core/platform/logging.h"
 #include "tensorflow/core/platform/threadpool.h"
 
 using namespace tensorflow;
@@ -31,9 +35,11 @@ typedef uint64_t (*CompileFn)(const char* spec, int64_t spec_len, int64_t n_in,
 typedef int64_t (*EntryFn)(int64_t* in_ptrs, int64_t* in_shapes,
                            void* call_ctx, void* alloc_fn, char* errbuf);
 
-std::mutex g_map_mu;      // guards g_entries (cheap, held only for lookups)
+std::mutex g_map_mu;      // guards g_entries and g_broken (cheap, held only for lookups)
 std::mutex g_compile_mu;  // serialises compiles (held across the callback)
 std::unordered_map<std::string, uint64_t> g_entries;
+// Dispatch keys that run their fallback: the kernel failed to compile or broke the contract.
+std::unordered_map<std::string, std::string> g_broken;
 CompileFn g_compile_cb = nullptr;  // written under g_compile_mu
 int64_t g_compile_count = 0;       // written under g_compile_mu
 
@@ -113,6 +119,11 @@ int64_t blade_compile_count() {
   return g_compile_count;
 }
 
+int64_t blade_fallback_count() {
+  std::lock_guard<std::mutex> l(g_map_mu);
+  return static_cast<int64_t>(g_broken.size());
+}
+
 }  // extern "C"
 
 REGISTER_OP("BladeFusedCall")
@@ -123,6 +134,7 @@ REGISTER_OP("BladeFusedCall")
     .Attr("out_ranks: list(int) >= 0")
     .Attr("cluster: string")
     .Attr("cluster_key: string")
+    .Attr("fallback: list(func) = []")  // the original subgraph; at most one
     .SetShapeFn([](shape_inference::InferenceContext* c) {
       std::vector<int32_t> ranks;
       TF_RETURN_IF_ERROR(c->GetAttr("out_ranks", &ranks));
@@ -140,6 +152,9 @@ class BladeFusedCallOp : public OpKernel {
     OP_REQUIRES_OK(c, c->GetAttr("out_ranks", &out_ranks_));
     OP_REQUIRES_OK(c, c->GetAttr("cluster", &cluster_));
     OP_REQUIRES_OK(c, c->GetAttr("cluster_key", &cluster_key_));
+    OP_REQUIRES_OK(c, c->GetAttr("fallback", &fallback_));
+    OP_REQUIRES(c, fallback_.size() <= 1,
+                absl::InvalidArgumentError("fallback lists more than one function"));
     OP_REQUIRES(c, static_cast<int>(out_ranks_.size()) == c->num_outputs(),
                 absl::InvalidArgumentError("out_ranks/Tout length mismatch"));
   }
@@ -184,7 +199,17 @@ class BladeFusedCallOp : public OpKernel {
     }
 
     EntryFn entry = nullptr;
-    OP_REQUIRES_OK(ctx, Lookup(key, dtypes, ranks, &entry));
+    const absl::Status found = Lookup(key, dtypes, ranks, &entry);
+    if (!found.ok()) {
+      if (fallback_.empty()) {
+        ctx->SetStatus(found);
+        return;
+      }
+      MarkBroken(key, found.message());
+      locks.clear();  // the original ResourceGather takes the variable's lock itself
+      RunFallback(ctx);
+      return;
+    }
 
     // Marshal inputs. String tensors become offsets + bytes, which live in `strs` until the
     // call returns; one string input per task on TF's intra-op pool (at batch 4096 the 26
@@ -236,19 +261,72 @@ class BladeFusedCallOp : public OpKernel {
                              reinterpret_cast<void*>(&blade_alloc), errbuf);
     errbuf[kErrLen - 1] = 0;
     // An alloc failure is the root cause of whatever the kernel did next.
-    OP_REQUIRES_OK(ctx, cc.status);
-    OP_REQUIRES(ctx, rc == 0, absl::InvalidArgumentError(errbuf));
-    for (size_t i = 0; i < cc.allocated.size(); ++i)
-      OP_REQUIRES(ctx, cc.allocated[i],
-                  absl::InternalError(
-                      absl::StrCat("tf_blade: kernel did not allocate output ", i)));
+    absl::Status s = cc.status;
+    if (s.ok() && rc != 0) s = absl::InvalidArgumentError(errbuf);
+    for (size_t i = 0; i < cc.allocated.size() && s.ok(); ++i)
+      if (!cc.allocated[i])
+        s = absl::InternalError(absl::StrCat("tf_blade: kernel did not allocate output ", i));
+    // Bad input (InvalidArgument) and running out of memory are the caller's errors; anything
+    // else means the kernel broke the op's contract, and the original ops take over.
+    const bool broken = absl::IsInternal(s) || absl::IsUnimplemented(s);
+    if (broken && !fallback_.empty()) {
+      for (int i = 0; i < ctx->num_outputs(); ++i) delete ctx->release_output(i).tensor;
+      MarkBroken(key, s.message());
+      locks.clear();
+      RunFallback(ctx);
+      return;
+    }
+    OP_REQUIRES_OK(ctx, s);
   }
 
  private:
+  // Logs once per dispatch key; from then on Lookup sends that key to the fallback.
+  void MarkBroken(const std::string& key, absl::string_view reason) {
+    std::lock_guard<std::mutex> l(g_map_mu);
+    if (g_broken.emplace(key, std::string(reason)).second)
+      LOG(WARNING) << "tf_blade: cluster " << key << " runs its original TensorFlow ops: "
+                   << reason;
+  }
+
+  // Runs the original subgraph on this op's inputs, inline on this thread (a sync kernel
+  // that waited for inter-op threads could deadlock a small pool).
+  void RunFallback(OpKernelContext* ctx) {
+    FunctionLibraryRuntime* lib = ctx->function_library();
+    OP_REQUIRES(ctx, lib != nullptr,
+                absl::InternalError("tf_blade: no function library to run the fallback"));
+    FunctionLibraryRuntime::Handle handle;
+    {
+      std::lock_guard<std::mutex> l(fallback_mu_);
+      auto it = fallback_handles_.find(lib);
+      if (it == fallback_handles_.end()) {
+        OP_REQUIRES_OK(ctx, lib->Instantiate(fallback_[0].name(),
+                                             AttrSlice(&fallback_[0].attr()), &handle));
+        it = fallback_handles_.emplace(lib, handle).first;
+      }
+      handle = it->second;
+    }
+    std::vector<Tensor> args, rets;
+    for (int i = 0; i < ctx->num_inputs(); ++i) args.push_back(ctx->input(i));
+    FunctionLibraryRuntime::Options opts(ctx->step_id());
+    opts.rendezvous = ctx->rendezvous();
+    opts.cancellation_manager = ctx->cancellation_manager();
+    opts.collective_executor = ctx->collective_executor();
+    opts.step_container = ctx->step_container();
+    opts.runner = ctx->runner();
+    opts.run_all_kernels_inline = true;
+    OP_REQUIRES_OK(ctx, lib->RunSync(opts, handle, args, &rets));
+    OP_REQUIRES(ctx, static_cast<int>(rets.size()) == ctx->num_outputs(),
+                absl::InternalError(absl::StrCat("tf_blade: fallback returned ", rets.size(),
+                                                 " values, expected ", ctx->num_outputs())));
+    for (int i = 0; i < ctx->num_outputs(); ++i) ctx->set_output(i, std::move(rets[i]));
+  }
+
   absl::Status Lookup(const std::string& key, const std::vector<int64_t>& dtypes,
                       const std::vector<int64_t>& ranks, EntryFn* entry) {
     {
       std::lock_guard<std::mutex> l(g_map_mu);
+      auto broken = g_broken.find(key);
+      if (broken != g_broken.end()) return absl::InternalError(broken->second);
       auto it = g_entries.find(key);
       if (it != g_entries.end()) {
         *entry = reinterpret_cast<EntryFn>(it->second);
@@ -285,6 +363,9 @@ class BladeFusedCallOp : public OpKernel {
   std::vector<int32_t> out_ranks_;
   std::string cluster_;
   std::string cluster_key_;
+  std::vector<NameAttrList> fallback_;
+  std::mutex fallback_mu_;
+  std::unordered_map<FunctionLibraryRuntime*, FunctionLibraryRuntime::Handle> fallback_handles_;
 };
 
 REGISTER_KERNEL_BUILDER(Name("BladeFusedCall").Device(DEVICE_CPU), BladeFusedCallOp);

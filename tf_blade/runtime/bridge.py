@@ -13,7 +13,7 @@ import threading
 
 import numpy as np
 
-from ..codegen.dtypes import RESOURCE, STRING
+from ..codegen.dtypes import STRING
 from ..codegen.parts import ref_meta
 from ..graph.ir import Node
 from ..kernels.errors import error_text, new_error_buffer
@@ -77,23 +77,27 @@ def _list_attr(**kw):
     return _attr(list=attr_value_pb2.AttrValue.ListValue(**kw))
 
 
-def native_node(name, spec, input_refs, output_refs) -> Node:
-    """A BladeFusedCall node; embedding tables arrive as resource handles, read in place."""
-    from ..passes.fuse import spec_text
+def native_node(name, spec, input_refs, output_refs, fallback=None) -> Node:
+    """A BladeFusedCall node; embedding tables arrive as resource handles, read in place.
+    ``fallback``: the library function holding the cluster's original ops, if it has one."""
+    from tensorflow.core.framework import attr_value_pb2
+    from ..passes.fuse import fused_input_dtypes, spec_text
     text = spec_text(spec)
     meta = _out_meta(spec)
-    tin = [RESOURCE if inp["read_variable"] else inp["dtype"] for inp in spec["inputs"]]
+    tin = fused_input_dtypes(spec)
     tout = [d for d, _ in meta]
     ranks = [r for _, r in meta]
     key = compiler.spec_key(text)
     raw = {"Tin": _list_attr(type=tin), "Tout": _list_attr(type=tout), "out_ranks": _list_attr(i=ranks),
-           "cluster": _attr(s=text.encode()), "cluster_key": _attr(s=key.encode())}
+           "cluster": _attr(s=text.encode()), "cluster_key": _attr(s=key.encode()),
+           "fallback": _list_attr(func=[attr_value_pb2.NameAttrList(name=fallback)] if fallback else [])}
     return Node(name=name, op="BladeFusedCall", inputs=list(input_refs), control_inputs=[],
                 attrs={"Tin": tin, "Tout": tout, "out_ranks": ranks, "cluster_key": key},
                 raw_attrs=raw, out_dtypes=tout, out_ranks=ranks)
 
 
 native_node.takes_resources = True
+native_node.takes_fallback = True
 
 
 class NumpyKernel:

@@ -79,6 +79,7 @@ class NativeBridge:
         lib.blade_alloc_address.restype = ctypes.c_void_p
         lib.blade_cache_size.restype = ctypes.c_int64
         lib.blade_compile_count.restype = ctypes.c_int64
+        lib.blade_fallback_count.restype = ctypes.c_int64
         self._lib = lib
         self.alloc_address = lib.blade_alloc_address()
         self._cb = None  # keeps the ctypes thunk alive while C++ holds it
@@ -108,6 +109,10 @@ class NativeBridge:
 
     def cache_size(self):
         return self._lib.blade_cache_size()
+
+    def fallback_count(self):
+        """Dispatch keys now running their cluster's original TF ops."""
+        return self._lib.blade_fallback_count()
 
 
 _bridge = None

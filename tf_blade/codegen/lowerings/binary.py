@@ -1,5 +1,5 @@
 """Broadcasting binary ops: comparisons (numeric, and string against a constant), arithmetic,
-min/max, logic and DivNoNan (0 where the divisor is 0). Known divergences of float Maximum/Minimum: a subnormal input comes back
+min/max, logic, integer FloorMod and DivNoNan (0 where the divisor is 0). Known divergences of float Maximum/Minimum: a subnormal input comes back
 unchanged, where TF's threads (denormals-are-zero) return 0.0; and the sign of a zero when 0.0
 meets -0.0, which TF itself decides by position (Eigen's vector path returns the second operand,
 its scalar tail the first)."""
@@ -14,6 +14,9 @@ _EXPR = {
     "RealDiv": "({a} / {b})", "Maximum": "np.maximum({a}, {b})", "Minimum": "np.minimum({a}, {b})",
     "LogicalAnd": "({a} & {b})", "LogicalOr": "({a} | {b})",
     "DivNoNan": "np.where({b} == 0, 0.0, {a} / {b})",
+    # Integer floor modulo (NumPy's % on ints). A divisor of -1 is replaced by 1 (the same 0):
+    # INT_MIN % -1 traps in hardware; 0 divisors were refused by check_divisors before.
+    "FloorMod": "({a} % np.where(({b} == 0) | ({b} == -1), 1, {b}))",
 }
 
 
@@ -29,6 +32,8 @@ class BinaryLowering(Lowering):
                 return "strings compare only against a constant"
         if node.op in ("RealDiv", "DivNoNan") and graph.dtype_of(node.inputs[0]) not in FLOAT:
             return "integer division (TF's division-by-zero rules differ from NumPy's)"
+        if node.op == "FloorMod" and graph.dtype_of(node.inputs[0]) not in (3, 9):
+            return "only int32/int64 (float FloorMod signs its zeros as fmod does, not NumPy)"
         return unsupported_dtype(node)
 
     def emit(self, node, ins, em):
@@ -40,6 +45,8 @@ class BinaryLowering(Lowering):
             em.line(f"{out} = {eq}" if node.op == "Equal" else f"{out} = ~{eq}")
             return [out]
         em.call(1, f"{em.kernel('elementwise', 'broadcast_shape')}({a.var}.shape, {b.var}.shape, {a.rank}, {b.rank}, err)", True)
+        if node.op == "FloorMod":
+            em.call(0, f"{em.kernel('elementwise', 'check_divisors')}({a.var}.size, {b.var}, err)", True)
         expr = _EXPR[node.op].format(a=a.var, b=b.var)
         if node.out_dtypes[0] != "bool":
             expr += f".astype(np.{node.out_dtypes[0]})"  # NumPy may widen small ints

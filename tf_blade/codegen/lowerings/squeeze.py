@@ -1,4 +1,4 @@
-"""Squeeze of explicitly listed axes, and Size (the element count as out_type)."""
+"""Squeeze of explicitly listed axes, Size (the element count as out_type) and Rank."""
 import numpy as np
 
 from ..registry import Lowering, lowering
@@ -36,4 +36,17 @@ class SizeLowering(Lowering):
         out = em.tmp()
         size = f"{ins[0].var}.size" if ins[0].rank else "1"
         em.line(f"{out} = np.full(1, {size}, np.{node.out_dtypes[0]})")
+        return [out]
+
+
+@lowering("Rank")
+class RankLowering(Lowering):
+    def check(self, node, graph):
+        if graph.rank_of(node.inputs[0]) is None:
+            return "input rank unknown"
+        return None
+
+    def emit(self, node, ins, em):
+        out = em.tmp()
+        em.line(f"{out} = np.full(1, {ins[0].rank}, np.int32)")
         return [out]

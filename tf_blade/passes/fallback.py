@@ -1,0 +1,67 @@
+"""A cluster's original TF ops as a library function, kept with the optimized model.
+
+BladeFusedCall runs it in place of the kernel when the kernel fails to compile in the serving
+process, or breaks the op's contract on a run (runtime/blade_op.cc), so a request is answered
+by the ops it replaced instead of failing.
+"""
+from __future__ import annotations
+
+from typing import List, Optional
+
+from ..graph.ir import Graph, parse_ref
+
+FROZEN_OPS = ("_BladeTableFind",)   # ops of our own with no TF kernel (passes/freeze_tables.py)
+PREFIX = "blade_fallback_"
+
+
+def is_fallback(function_name: str) -> bool:
+    return function_name.startswith(PREFIX)
+
+
+def add_fallback_function(graph: Graph, cluster: List[str], input_refs, input_dtypes, output_refs,
+                          key: str) -> Optional[str]:
+    """Adds ``blade_fallback_<key>`` to ``graph.library`` and returns that name: inputs ``input_refs`` (typed as the fused op takes
+    them), the cluster's nodes and the constants they read, outputs ``output_refs``. Returns
+    None for a cluster holding a frozen table lookup, which has no TF op to fall back on."""
+    if any(graph.nodes[m].op in FROZEN_OPS for m in cluster) or graph.library is None:
+        return None
+    name = PREFIX + key
+    if any(f.signature.name == name for f in graph.library.function):
+        return name
+    import tensorflow as tf
+    from tensorflow.core.framework import graph_pb2
+    from tensorflow.python.framework.graph_to_function_def import graph_to_function_def
+
+    sub = graph_pb2.GraphDef()
+    if graph.versions is not None:
+        sub.versions.CopyFrom(graph.versions)
+    args = {}
+    for i, (ref, dtype) in enumerate(zip(input_refs, input_dtypes)):
+        nd = sub.node.add(name=f"arg_{i}", op="Placeholder")
+        nd.attr["dtype"].type = dtype
+        args[ref] = nd.name
+    members = set(cluster)
+    consts = []   # small constants the spec copied in; large ones are inputs already
+    for m in cluster:
+        for ref in graph.nodes[m].inputs:
+            producer = parse_ref(ref)[0]
+            if ref not in args and producer not in members and producer not in consts:
+                consts.append(producer)
+    for n in consts + list(cluster):
+        node = graph.nodes[n]
+        nd = sub.node.add(name=n, op=node.op, device=node.device)
+        nd.input.extend([args.get(r, r) for r in node.inputs]
+                        + ["^" + c for c in node.control_inputs if c in members])
+        for key, value in node.raw_attrs.items():
+            if key != "_class":  # colocation with nodes outside the cluster
+                nd.attr[key].CopyFrom(value)
+    g = tf.Graph()
+    with g.as_default():
+        tf.graph_util.import_graph_def(sub, name="")
+    tensor = lambda ref: g.get_tensor_by_name("%s:%d" % parse_ref(ref))  # noqa: E731
+    fdef = graph_to_function_def(
+        g, [op for op in g.get_operations() if op.name not in args.values()],
+        [tensor(a) for a in args.values()], [tensor(r) for r in output_refs])
+    fdef.signature.name = name
+    graph.library.function.add().CopyFrom(fdef)
+    return name
