@@ -5,5 +5,6 @@ code; each rewrite takes a spec and returns (spec, number of rewrites).
 """
 from .embedding_bag import fuse_embedding_bags
 from .hashed_id_filter import drop_hashed_id_filters
+from .pooled_gather import fuse_pooled_gathers
 
-SPEC_REWRITES = [fuse_embedding_bags, drop_hashed_id_filters]
+SPEC_REWRITES = [fuse_embedding_bags, fuse_pooled_gathers, drop_hashed_id_filters]

@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 import tf_blade
-from conftest import op_counts
+from conftest import op_counts, running_nodes
 
 TF_FEATURE_OPS = {"LookupTableFindV2", "StringToHashBucketFast", "StringToHashBucketStrong", "Bucketize",
                   "ResourceGather", "Mean"}
@@ -41,9 +41,14 @@ def models():
 
 
 def test_preprocessing_layers_fuse_into_one_op(models):
+    import json
+    from tf_blade.feature_column.pooled_gather import fuse_pooled_gathers
     _, opt = models
     counts = op_counts(opt.signatures["serve"])
     assert counts["BladeFusedCall"] == 1 and not TF_FEATURE_OPS & set(counts), counts
+    (fused,) = [n for n in running_nodes(opt.signatures["serve"].graph.as_graph_def()) if n.op == "BladeFusedCall"]
+    _, pooled = fuse_pooled_gathers(json.loads(fused.attr["cluster"].s))
+    assert pooled == 5  # every Embedding + reduce_mean is one pooled gather
 
 
 @pytest.mark.parametrize("n", [0, 1, 64])

@@ -1,0 +1,43 @@
+"""kernels/pooled_gather.py against TF's own Mean/Sum(Gather(table, ids), axis=1), bit for bit
+(the kernel adds in TF's order), and TF's gather errors for ids outside the table."""
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tf_blade.kernels.pooled_gather import pooled_gather
+
+from conftest import assert_matches_tf, run_kernel
+
+
+def tf_pooled(table, ids, mean):
+    var = tf.Variable(table)
+    try:
+        gathered = tf.raw_ops.ResourceGather(resource=var.handle, indices=tf.constant(ids), dtype=var.dtype)
+        reduce = tf.raw_ops.Mean if mean else tf.raw_ops.Sum
+        return reduce(input=gathered, axis=tf.constant([1])).numpy(), None
+    except tf.errors.InvalidArgumentError as e:
+        return None, e.message
+
+
+@pytest.mark.parametrize("mean", [0, 1])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape", [(0, 4), (1, 1), (7, 0), (64, 4), (33, 9)])
+def test_matches_tf(rng, mean, dtype, shape):
+    table = (rng.standard_normal((50, 16)) * 10).astype(dtype)
+    table[3, :4] = [np.nan, np.inf, -0.0, 1e-30]
+    ids = rng.integers(0, 50, shape).astype(rng.choice([np.int32, np.int64]))
+    assert_matches_tf(*run_kernel(pooled_gather, table, ids, mean), *tf_pooled(table, ids, mean))
+
+
+@pytest.mark.parametrize("bad", [50, -1, np.iinfo(np.int64).max, np.iinfo(np.int64).min])
+def test_ids_outside_the_table_get_tfs_error(rng, bad):
+    table = rng.standard_normal((50, 8)).astype(np.float32)
+    ids = rng.integers(0, 50, (6, 3))
+    ids[4, 2] = bad
+    assert_matches_tf(*run_kernel(pooled_gather, table, ids, 1), *tf_pooled(table, ids, 1), same_message=True)
+
+
+def test_empty_table_and_zero_width():
+    ids = np.zeros((2, 2), np.int64)
+    for table in (np.zeros((0, 4), np.float32), np.zeros((3, 0), np.float32)):
+        assert_matches_tf(*run_kernel(pooled_gather, table, ids, 0), *tf_pooled(table, ids, 0), same_message=True)

@@ -1,0 +1,13 @@
+"""_BladePooledGather: Sum/Mean over axis 1 of a gather (see feature_column/pooled_gather.py)."""
+from ..registry import Lowering, lowering
+
+
+@lowering("_BladePooledGather")
+class PooledGatherLowering(Lowering):
+    def check(self, node, graph):
+        return "exists only inside cluster specs"
+
+    def emit(self, node, ins, em):
+        table, ids = ins
+        return em.call(1, f"{em.kernel('pooled_gather', 'pooled_gather')}({table.var}, {ids.var}, "
+                          f"{node.attrs['mean']}, err)", True)
