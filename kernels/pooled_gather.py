@@ -27,6 +27,10 @@ def pooled_gather(table, ids, mean, err):
                           + " is not in [0, " + int_text(n) + ")")
                 return out[:0]
     for r in range(rows):
+        if k == 1:  # TF reduces nothing over a size-1 axis: the value is copied, -0.0 stays -0.0
+            for c in range(width):
+                out[r, c] = table[ids[r, 0], c]
+            continue
         for j in range(k):
             row = ids[r, j]
             for c in range(width):

@@ -12,6 +12,10 @@ from numba import njit
 @njit(cache=True, nogil=True)
 def reduce_sum(x):
     out = np.zeros(x.shape[0], x.dtype)
+    if x.shape[1] == 1:  # TF reduces nothing over size-1 axes: a copy, -0.0 stays -0.0
+        for i in range(x.shape[0]):
+            out[i] = x[i, 0]
+        return out
     for i in range(x.shape[0]):
         acc = out[i]
         for j in range(x.shape[1]):

@@ -1,8 +1,9 @@
 """Keras (tf_keras) preprocessing layers feeding embeddings with mean pooling, the keras-prep
 shape of issue 4/5: StringLookup and IntegerLookup with a fixed vocabulary (static tables, frozen),
-Hashing (plain and salted: StringToHashBucketStrong), Discretization and Normalization, all in
-one fused op. Lookups, hashes and buckets are exact; the pooled means are float reductions (within
-1e-6 relative, kernels/reduce.py). Known gap, left to TF: CategoryEncoding (Assert + DenseBincount)."""
+Hashing (plain and salted: StringToHashBucketStrong), HashedCrossing (SparseCross),
+Discretization and Normalization, all in one fused op. Lookups, hashes and buckets are exact; the pooled means are float reductions (within
+1e-6 relative, kernels/reduce.py). CategoryEncoding (count and multi-hot: DenseBincount) fuses
+around the Assert Keras puts before it, which stays TF."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -11,7 +12,7 @@ import tf_blade
 from conftest import op_counts, running_nodes
 
 TF_FEATURE_OPS = {"LookupTableFindV2", "StringToHashBucketFast", "StringToHashBucketStrong", "Bucketize",
-                  "ResourceGather", "Mean"}
+                  "ResourceGather", "Mean", "SparseCross"}
 
 
 @pytest.fixture(scope="module")
@@ -26,12 +27,15 @@ def models():
     module.buckets = L.Discretization(bin_boundaries=[0.0, 1.0, 2.5])
     module.norm = L.Normalization(mean=2.0, variance=4.0)
     module.embeddings = [L.Embedding(n, 4) for n in (7, 6, 50, 30, 4)]
+    module.crossing = L.HashedCrossing(num_bins=20)
+    module.crossed_embedding = L.Embedding(20, 4)
 
     def serve(words, ids, price):
         pooled = [tf.reduce_mean(emb(layer(x)), axis=1) for emb, layer, x in zip(
             module.embeddings, (module.words, module.ids, module.hashing, module.salted, module.buckets),
             (words, ids, words, words, price))]
-        return tf.concat(pooled + [module.norm(price)], axis=1)
+        crossed = module.crossed_embedding(module.crossing((words[:, 0], ids[:, 0])))
+        return tf.concat(pooled + [crossed, module.norm(price)], axis=1)
 
     module.serve = tf.function(serve, input_signature=[tf.TensorSpec([None, 3], tf.string),
                                                        tf.TensorSpec([None, 2], tf.int64),
@@ -60,3 +64,23 @@ def test_preprocessing_layers_match_tensorflow(models, rng, n):
     args = (tf.constant(words, tf.string), tf.constant(ids, tf.int64), tf.constant(price))
     want, got = module.serve(*args).numpy(), opt.signatures["serve"](*args).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+def test_category_encoding_fuses_around_its_assert(rng):
+    import tf_keras
+    L = tf_keras.layers
+    count = L.CategoryEncoding(num_tokens=6, output_mode="count")
+    multi_hot = L.CategoryEncoding(num_tokens=6, output_mode="multi_hot")
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.int64)])
+    def encode(x):
+        ids = x % 7  # 6 is out of range: Keras' Assert rejects it
+        return {"out": tf.concat([count(ids), multi_hot(ids)], 1)}
+    fused = tf_blade.optimize(encode).signatures["serving_default"]
+    counts = op_counts(fused)
+    assert counts["BladeFusedCall"] >= 1 and "DenseBincount" not in counts and counts["Assert"] == 2, counts
+    for n in (0, 1, 40):
+        x = tf.constant(rng.integers(0, 6, (n, 3)))
+        np.testing.assert_array_equal(fused(x)["out"].numpy(), encode(x)["out"].numpy())
+    with pytest.raises(tf.errors.InvalidArgumentError, match="values < num_tokens with num_tokens=6"):
+        fused(tf.constant([[1, 2, 6]], tf.int64))

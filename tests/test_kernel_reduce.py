@@ -60,3 +60,12 @@ def test_logical_reductions(rng, op):
 def test_long_float_sum_stays_within_tolerance(rng):
     x = rng.standard_normal((4, 5000)).astype(np.float32)
     np.testing.assert_allclose(kernel_reduce("Sum", x), tf_reduce("Sum", x), rtol=1e-5, atol=1e-4)
+
+
+@pytest.mark.parametrize("op", ["Sum", "Mean", "Prod"])
+def test_signed_zeros_as_tf_keeps_them(op):
+    # TF copies over a size-1 axis (-0.0 stays) and adds from +0.0 otherwise (-0.0 + -0.0 -> 0.0)
+    for n in (1, 2, 3):
+        x = np.full((2, n), -0.0, np.float32)
+        want, got = tf_reduce(op, x), kernel_reduce(op, x)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want))

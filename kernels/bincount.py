@@ -1,0 +1,87 @@
+"""DenseBincount (tf.math.bincount with axis=-1; Keras CategoryEncoding, multi-hot/count/one-hot
+lookups, HashedCrossing one-hot): counts, or summed weights, of each value below ``size``.
+
+Checks in TF's order: weights the shape of the input (or empty), size >= 0, then no negative
+value. Values >= size are ignored. A matrix input counts per row; a row's values add in column
+order, as TF's do (bit-identical). A vector input adds in input order; TF splits large vectors
+across threads and sums the partial bins, so float weights there agree within rounding.
+"""
+import numpy as np
+from numba import njit
+
+from .errors import dims_text, int_text, set_error
+
+
+@njit(cache=True, nogil=True)
+def _checks(weights_size, same_shape, weights_shape, size, err):
+    if weights_size != 0 and not same_shape:
+        set_error(err, "`weights` must be the same shape as `arr` or a length-0 `Tensor`, in which "
+                       "case it acts as all weights equal to 1. Received " + dims_text(weights_shape))
+        return False
+    if size < 0:
+        set_error(err, "size (" + int_text(size) + ") must be non-negative")
+        return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def _allocate(shape, empty, err):
+    try:  # size is data: it may ask for more than can be allocated
+        return np.zeros(shape, empty.dtype), True
+    except Exception:
+        set_error(err, "OOM when allocating tensor with shape" + dims_text(shape))
+        return empty, False
+
+
+@njit(cache=True, nogil=True)
+def bincount_vector(values, size, weights, same_shape, weights_shape, binary, example, err):
+    """``values``: a vector; returns [size]."""
+    if not _checks(weights.size, same_shape, weights_shape, size, err):
+        return np.zeros(0, example.dtype)
+    for i in range(values.shape[0]):
+        if values[i] < 0:
+            set_error(err, "Input arr must be non-negative!")
+            return np.zeros(0, example.dtype)
+    out, ok = _allocate((np.int64(size),), np.zeros(0, example.dtype), err)
+    if not ok:
+        return out
+    w = weights.ravel()
+    for i in range(values.shape[0]):
+        v = values[i]
+        if v < size:
+            if binary:
+                out[v] = 1
+            elif w.shape[0]:
+                out[v] += w[i]
+            else:
+                out[v] += 1
+    return out
+
+
+@njit(cache=True, nogil=True)
+def bincount_rows(values, size, weights, same_shape, weights_shape, binary, example, err):
+    """``values``: [rows, n]; returns [rows, size], each row counted on its own."""
+    if not _checks(weights.size, same_shape, weights_shape, size, err):
+        return np.zeros((0, 0), example.dtype)
+    rows, n = values.shape
+    for r in range(rows):
+        for j in range(n):
+            if values[r, j] < 0:
+                set_error(err, "Input 'in' must be non-negative! Negative input value found: "
+                          + int_text(values[r, j]))
+                return np.zeros((0, 0), example.dtype)
+    out, ok = _allocate((np.int64(rows), np.int64(size)), np.zeros((0, 0), example.dtype), err)
+    if not ok:
+        return out
+    w = weights.ravel()
+    for r in range(rows):
+        for j in range(n):
+            v = values[r, j]
+            if v < size:
+                if binary:
+                    out[r, v] = 1
+                elif w.shape[0]:
+                    out[r, v] += w[r * n + j]
+                else:
+                    out[r, v] += 1
+    return out
