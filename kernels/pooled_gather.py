@@ -16,8 +16,8 @@ from .gather import _position
 def pooled_gather(table, ids, mean, err):
     rows, k = ids.shape
     n, width = table.shape
-    out = np.zeros((rows, width), table.dtype)
-    if width == 0:  # TF's gather checks nothing when there is nothing to copy
+    out = np.empty((rows, width), table.dtype)
+    if width == 0 or rows == 0:  # TF's gather checks nothing when there is nothing to copy
         return out
     for r in range(rows):  # validate every id before any read
         for j in range(k):
@@ -26,16 +26,23 @@ def pooled_gather(table, ids, mean, err):
                 set_error(err, "indices" + _position(ids.shape, r * k + j) + " = " + int_text(v)
                           + " is not in [0, " + int_text(n) + ")")
                 return out[:0]
+    if k == 0:  # the sum of nothing, or its mean 0/0
+        out[:] = np.nan if mean else 0
+        return out
+    zero = np.zeros(1, table.dtype)[0]
     for r in range(rows):
-        if k == 1:  # TF reduces nothing over a size-1 axis: the value is copied, -0.0 stays -0.0
-            for c in range(width):
-                out[r, c] = table[ids[r, 0], c]
+        o = out[r]  # row views: LLVM vectorizes the width loops
+        t = table[ids[r, 0]]
+        if k == 1:  # TF reduces nothing over a size-1 axis: a copy, -0.0 stays -0.0
+            o[:] = t
             continue
-        for j in range(k):
-            row = ids[r, j]
+        for c in range(width):
+            o[c] = zero + t[c]  # TF adds from +0.0
+        for j in range(1, k):
+            t = table[ids[r, j]]
             for c in range(width):
-                out[r, c] += table[row, c]
+                o[c] += t[c]
         if mean:
             for c in range(width):
-                out[r, c] = out[r, c] / k if k > 0 else np.nan
+                o[c] = o[c] / k
     return out
