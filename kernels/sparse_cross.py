@@ -1,16 +1,23 @@
-"""SparseCross with hashed output (crossed_column, Keras HashedCrossing): TF's HashCrosser.
+"""SparseCross with hashed output (crossed_column, Keras HashedCrossing): TF's HashCrosser; and
+SparseCrossHashed (TF's HashCrosserV2 over keyed columns).
 
 Each column is a list of features per batch row: a sparse input contributes, for row b, the run
 of consecutive entries whose row index is b (TF's ExtractFeatureData: entries out of order or
 out of range are never read), a dense input its row. A feature is the Fingerprint64 of a string
 or the int64 itself. Every combination (the last column varying fastest) hashes to
 FingerprintCat64(...FingerprintCat64(hash_key, f0)..., fk) % num_buckets.
+
+SparseCrossHashed starts the chain from f0 itself and hashes its features differently: a string
+is SipHash(salt, s) with strong_hash, else Fingerprint64(s); an int64 is SipHash or Fingerprint64
+of its first 4 bytes (TF hashes sizeof(DataType) bytes of it), except that a dense int64 without
+strong_hash stays the int itself.
 """
 import numpy as np
 from numba import njit
 
 from .errors import set_error
 from .farmhash import fingerprint64
+from .siphash import siphash24
 
 _KMUL = np.uint64(0xC6A4A7935BD1E995)
 _INT64_MAX = np.uint64(9223372036854775807)
@@ -46,6 +53,32 @@ def int_features(values):
     out = np.empty(flat.shape[0], np.uint64)
     for i in range(flat.shape[0]):
         out[i] = np.uint64(np.int64(flat[i]))
+    return out
+
+
+@njit(cache=True, nogil=True)
+def keyed_string_features(ids, offsets, data, strong, k0, k1):
+    flat = ids.ravel()
+    out = np.empty(flat.shape[0], np.uint64)
+    for i in range(flat.shape[0]):
+        start, n = offsets[flat[i]], offsets[flat[i] + 1] - offsets[flat[i]]
+        out[i] = siphash24(data, start, n, k0, k1) if strong else fingerprint64(data, start, n)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def keyed_int_features(values, strong, k0, k1, dense):
+    flat = values.ravel()
+    out = np.empty(flat.shape[0], np.uint64)
+    low = np.empty(4, np.uint8)
+    for i in range(flat.shape[0]):
+        v = np.uint64(np.int64(flat[i]))
+        if dense and not strong:
+            out[i] = v
+            continue
+        for k in range(4):  # little-endian: the int64's first 4 bytes in memory
+            low[k] = np.uint8((v >> np.uint64(8 * k)) & np.uint64(0xFF))
+        out[i] = siphash24(low, 0, 4, k0, k1) if strong else fingerprint64(low, 0, 4)
     return out
 
 
@@ -109,8 +142,9 @@ def dense_rows(batch, width):
 
 
 @njit(cache=True, nogil=True)
-def cross_hashed(features, counts, starts, batch, num_buckets, hash_key, err):
-    """Returns (indices [total, 2], values [total], dense_shape [2]) of the crossed SparseTensor."""
+def cross_hashed(features, counts, starts, batch, num_buckets, hash_key, from_first, err):
+    """Returns (indices [total, 2], values [total], dense_shape [2]) of the crossed SparseTensor.
+    ``from_first``: SparseCrossHashed's chain, seeded with the first feature, not hash_key."""
     ncol = len(features)
     out_start = np.zeros(batch + 1, np.int64)
     widest = 0
@@ -130,8 +164,9 @@ def cross_hashed(features, counts, starts, batch, num_buckets, hash_key, err):
         n = out_start[b + 1] - k
         perm[:] = 0
         for j in range(n):
-            h = np.uint64(hash_key)
-            for c in range(ncol):
+            first = features[0][starts[0][b] + perm[0]]
+            h = first if from_first else fingerprint_cat64(np.uint64(hash_key), first)
+            for c in range(1, ncol):
                 h = fingerprint_cat64(h, features[c][starts[c][b] + perm[c]])
             indices[k + j, 0] = b
             indices[k + j, 1] = j

@@ -1,5 +1,6 @@
 """Hashed crosses (kernels/sparse_cross.py): crossed_column over string and int64 columns,
-sparse and dense, against TF's SparseCross, bit-exact; the bad inputs TF rejects (and the
+sparse and dense, against TF's SparseCross, bit-exact, and SparseCrossHashed (fingerprint and
+SipHash features); the bad inputs TF rejects (and the
 advisory-style malformed ones: indices out of order or out of range, a negative or mismatched
 batch) give InvalidArgumentError or TF's own result, never a crash."""
 import numpy as np
@@ -108,3 +109,41 @@ def _core(message):
     lines = [l for l in message.splitlines() if l.strip() and not l.startswith(
         ("Graph execution", "Detected at", "<stack", "\t", " ", "  File"))]
     return lines[0].split(" [[")[0] if lines else message
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["fingerprint", "strong"])
+def hashed_v2(request):
+    strong = request.param
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.int64), tf.TensorSpec([None], tf.string),
+                                  tf.TensorSpec([2], tf.int64), tf.TensorSpec([None, 2], tf.int64),
+                                  tf.TensorSpec([None], tf.int64), tf.TensorSpec([None, 3], tf.string)])
+    def cross(s_idx, s_val, s_shape, i_idx, i_val, dense):
+        # TF 2.21 segfaults on a dense int64 input with strong_hash: only the fingerprint run has one
+        dense_inputs = [dense] if strong else [dense, tf.strings.to_number(dense, tf.int64)]
+        out = R.SparseCrossHashed(indices=[s_idx, i_idx], values=[s_val, i_val], shapes=[s_shape, s_shape],
+                                  dense_inputs=dense_inputs,
+                                  num_buckets=tf.constant(0 if strong else 97, tf.int64),
+                                  strong_hash=tf.constant(strong), salt=tf.constant([7, -(2**60)], tf.int64))
+        return {"indices": out.output_indices, "values": out.output_values, "shape": out.output_shape}
+    fused = tf_blade.optimize(cross, bridge="native", min_cluster_size=1).signatures["serving_default"]
+    assert "SparseCrossHashed" not in op_counts(fused) and op_counts(fused)["BladeFusedCall"] == 1
+    return cross, fused
+
+
+@pytest.mark.parametrize("n", [0, 1, 9])
+def test_sparse_cross_hashed_matches_tensorflow(hashed_v2, rng, n):
+    # int64 features hash their first 4 bytes only, so ids differing above bit 31 must collide as in TF
+    cross, fused = hashed_v2
+    counts = rng.integers(0, 3, n)
+    rows = np.repeat(np.arange(n), counts)
+    cols = np.concatenate([np.arange(c) for c in counts]) if n else np.zeros(0, int)
+    idx = np.stack([rows, cols], 1).astype(np.int64).reshape(-1, 2)
+    words = np.array([b"", b"a", "\u00e9".encode(), b"x" * 70], dtype=object)
+    ints = np.array([0, -1, 5, 5 + (1 << 40), 2**63 - 1, -2**63])
+    args = (idx, words[rng.integers(0, 4, len(rows))].astype(object), np.array([n, 3]), idx,
+            ints[rng.integers(0, 6, len(rows))], np.array(["1", "-7", "123456789012"], dtype=object)[rng.integers(0, 3, (n, 3))])
+    args = [tf.constant(a, tf.string if a.dtype == object else tf.int64) for a in args]
+    want, got = cross(*args), fused(*args)
+    for key in want:
+        np.testing.assert_array_equal(got[key].numpy(), want[key].numpy())
