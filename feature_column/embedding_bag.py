@@ -17,15 +17,15 @@ from __future__ import annotations
 
 from typing import List, Tuple
 
-from .spec import const_values as _const_values, producer as _producer, prune_dead_nodes
+from .spec import const_values as _const_values, producer as _producer, replace_matches
 from .spec import through_identity as _through_identity
 
 FUSED_OP = "_BladeEmbeddingBag"
 _MODES = {"SparseSegmentSum": 0, "SparseSegmentMean": 1, "SparseSegmentSqrtN": 2}
 
 
-def _match(spec, select) -> Tuple[List[str], int] | None:
-    """(inputs of the fused node, combiner mode) when ``select`` ends an embedding chain."""
+def _match(spec, select) -> Tuple[List[str], dict] | None:
+    """(inputs of the fused node, its attrs: the combiner mode) when ``select`` ends an embedding chain."""
     if select["op"] not in ("Select", "SelectV2") or len(select["inputs"]) != 3:
         return None
     cond, zeros, reduced = select["inputs"]
@@ -62,20 +62,8 @@ def _match(spec, select) -> Tuple[List[str], int] | None:
     if _const_values(spec, reshape["inputs"][1]) != [-1, 1]:
         return None
     indices, ids, dense_shape, _default = fill["inputs"]
-    return [indices, ids, dense_shape, gather["inputs"][0]], _MODES[r_node["op"]]
+    return [indices, ids, dense_shape, gather["inputs"][0]], {"mode": _MODES[r_node["op"]]}
 
 
 def fuse_embedding_bags(spec) -> Tuple[dict, int]:
-    nodes = [dict(n) for n in spec["nodes"]]
-    fused = 0
-    for k, node in enumerate(spec["nodes"]):
-        found = _match(spec, node)
-        if found is None:
-            continue
-        inputs, mode = found
-        nodes[k] = {"name": node["name"], "op": FUSED_OP, "inputs": inputs, "attrs": {"mode": mode},
-                    "outputs": node["outputs"]}
-        fused += 1
-    if not fused:
-        return spec, 0
-    return prune_dead_nodes(dict(spec, nodes=nodes)), fused
+    return replace_matches(spec, _match, FUSED_OP)

@@ -13,17 +13,12 @@ from __future__ import annotations
 
 from typing import Tuple
 
-from .spec import const_values, producer, prune_dead_nodes, through_identity
+from ..codegen.parts import ref_meta
+
+from .spec import const_values, producer, replace_matches, through_identity
 
 FUSED_OP = "_BladePooledGather"
 _MEAN = {"Sum": 0, "Mean": 1}
-
-
-def _rank(spec, ref):
-    if ref.startswith("in:"):
-        return spec["inputs"][int(ref[3:])]["rank"]
-    node, j = producer(spec, ref)
-    return node["outputs"][j][1]
 
 
 def _match(spec, node):
@@ -37,21 +32,10 @@ def _match(spec, node):
     if gather["op"] == "GatherV2" and const_values(spec, gather["inputs"][2]) not in ([0], 0):
         return None
     table, ids = gather["inputs"][:2]
-    if _rank(spec, ids) != 2 or gather["outputs"][0][1] != 3 or node["outputs"][0][0] not in (1, 2):  # float32, float64
+    if ref_meta(spec, ids)[1] != 2 or gather["outputs"][0][1] != 3 or node["outputs"][0][0] not in (1, 2):  # float32, float64
         return None
-    return [table, ids]
+    return [table, ids], {"mean": _MEAN[node["op"]]}
 
 
 def fuse_pooled_gathers(spec) -> Tuple[dict, int]:
-    nodes = [dict(n) for n in spec["nodes"]]
-    fused = 0
-    for k, node in enumerate(spec["nodes"]):
-        inputs = _match(spec, node)
-        if inputs is None:
-            continue
-        nodes[k] = {"name": node["name"], "op": FUSED_OP, "inputs": inputs,
-                    "attrs": {"mean": _MEAN[node["op"]]}, "outputs": node["outputs"]}
-        fused += 1
-    if not fused:
-        return spec, 0
-    return prune_dead_nodes(dict(spec, nodes=nodes)), fused
+    return replace_matches(spec, _match, FUSED_OP)

@@ -27,6 +27,24 @@ def const_values(spec, ref):
     return node["attrs"]["value"]["values"]
 
 
+def replace_matches(spec, match, fused_op: str):
+    """Replaces every node ``match(spec, node)`` accepts, returning (inputs, attrs), with one
+    ``fused_op`` node of the same name and outputs; returns (spec, number replaced)."""
+    nodes = [dict(n) for n in spec["nodes"]]
+    fused = 0
+    for k, node in enumerate(spec["nodes"]):
+        found = match(spec, node)
+        if found is None:
+            continue
+        inputs, attrs = found
+        nodes[k] = {"name": node["name"], "op": fused_op, "inputs": inputs, "attrs": attrs,
+                    "outputs": node["outputs"]}
+        fused += 1
+    if not fused:
+        return spec, 0
+    return prune_dead_nodes(dict(spec, nodes=nodes)), fused
+
+
 def prune_dead_nodes(spec) -> dict:
     """Drops nodes no output depends on and renumbers references."""
     nodes = spec["nodes"]

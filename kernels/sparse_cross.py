@@ -39,15 +39,6 @@ def fingerprint_cat64(fp1, fp2):
 
 
 @njit(cache=True, nogil=True)
-def string_features(ids, offsets, data):
-    flat = ids.ravel()
-    out = np.empty(flat.shape[0], np.uint64)
-    for i in range(flat.shape[0]):
-        out[i] = fingerprint64(data, offsets[flat[i]], offsets[flat[i] + 1] - offsets[flat[i]])
-    return out
-
-
-@njit(cache=True, nogil=True)
 def int_features(values):
     flat = values.ravel()
     out = np.empty(flat.shape[0], np.uint64)
@@ -58,6 +49,7 @@ def int_features(values):
 
 @njit(cache=True, nogil=True)
 def keyed_string_features(ids, offsets, data, strong, k0, k1):
+    """SipHash(k0, k1) of each string with ``strong``, else its Fingerprint64 (both crossers)."""
     flat = ids.ravel()
     out = np.empty(flat.shape[0], np.uint64)
     for i in range(flat.shape[0]):

@@ -83,7 +83,8 @@ def _cross(node, ins, em, features_of, tail):
 
 def _features(value, em):
     if value.is_string:
-        (out,) = em.call(1, f"{em.kernel('sparse_cross', 'string_features')}({value.var}, {value.off}, {value.dat})", False)
+        kernel = em.kernel("sparse_cross", "keyed_string_features")
+        (out,) = em.call(1, f"{kernel}({value.var}, {value.off}, {value.dat}, False, np.uint64(0), np.uint64(0))", False)
     else:
         (out,) = em.call(1, f"{em.kernel('sparse_cross', 'int_features')}({value.var})", False)
     return out
