@@ -282,3 +282,29 @@ def test_overhead(bridge):
     print(f"\nper-call (tf.function, [8,4] f32, median of 2000): "
           f"native {nat:.1f} us, numpy_function {npf:.1f} us; "
           f"per op in a 50-op chain: native {nat_op:.1f} us, numpy_function {npf_op:.1f} us")
+
+
+_MMAPPED_PROBE = textwrap.dedent("""
+    import ctypes, sys
+    import tf_blade
+    from tf_blade.runtime.malloc_tuning import tune_malloc
+    libc = ctypes.CDLL(None)
+    libc.malloc.restype = ctypes.c_void_p
+    p = libc.malloc(24 << 20)  # above any threshold glibc adapts to at import (TF frees less)
+    size_field = ctypes.c_size_t.from_address(p - 8).value  # glibc chunk header
+    print(tune_malloc(), bool(size_field & 2))  # IS_MMAPPED
+    libc.free(ctypes.c_void_p(p))
+""")
+
+
+@pytest.mark.skipif(not hasattr(__import__("ctypes").CDLL(None), "gnu_get_libc_version"),
+                    reason="malloc tuning applies to glibc only")
+@pytest.mark.parametrize("setting,expected", [("1", "True False"), ("0", "False True")])
+def test_malloc_tuning_keeps_large_buffers_off_mmap(setting, expected):
+    """With the tuning a 24 MB block comes from the heap (reused across calls); glibc's default
+    serves it with a fresh mmap that each call page-faults in again."""
+    env = dict(os.environ, TF_BLADE_MALLOC_TUNING=setting)
+    out = subprocess.run([sys.executable, "-c", _MMAPPED_PROBE], env=env, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == expected

@@ -228,19 +228,21 @@ class BladeFusedCallOp : public OpKernel {
         in_ptrs[2 * i] = reinterpret_cast<int64_t>(p ? p : &g_dummy_byte);
       }
     }
-    std::vector<std::pair<std::vector<int64_t>, std::vector<uint8_t>>> strs(string_inputs.size());
+    // Buffers are left uninitialised (a zero-fill would be a third pass over them).
+    std::vector<std::pair<std::unique_ptr<int64_t[]>, std::unique_ptr<uint8_t[]>>> strs(
+        string_inputs.size());
     auto marshal = [&](int64_t begin, int64_t end) {
       for (int64_t k = begin; k < end; ++k) {
         auto flat = inputs[string_inputs[k]]->flat<tstring>();
         const int64_t n = flat.size();
-        auto& offsets = strs[k].first;
-        auto& bytes = strs[k].second;
-        offsets.resize(n + 1);
+        int64_t* offsets = new int64_t[n + 1];
+        strs[k].first.reset(offsets);
         offsets[0] = 0;
         for (int64_t j = 0; j < n; ++j) offsets[j + 1] = offsets[j] + flat(j).size();
-        bytes.resize(offsets[n] + 1);  // +1: data() is valid even with no bytes
+        uint8_t* bytes = new uint8_t[offsets[n] + 1];  // +1: valid even with no bytes
+        strs[k].second.reset(bytes);
         for (int64_t j = 0; j < n; ++j)
-          std::memcpy(bytes.data() + offsets[j], flat(j).data(), flat(j).size());
+          std::memcpy(bytes + offsets[j], flat(j).data(), offsets[j + 1] - offsets[j]);
       }
     };
     const int64_t n_tasks = static_cast<int64_t>(string_inputs.size());
@@ -250,8 +252,8 @@ class BladeFusedCallOp : public OpKernel {
     else
       marshal(0, n_tasks);
     for (int64_t k = 0; k < n_tasks; ++k) {
-      in_ptrs[2 * string_inputs[k]] = reinterpret_cast<int64_t>(strs[k].first.data());
-      in_ptrs[2 * string_inputs[k] + 1] = reinterpret_cast<int64_t>(strs[k].second.data());
+      in_ptrs[2 * string_inputs[k]] = reinterpret_cast<int64_t>(strs[k].first.get());
+      in_ptrs[2 * string_inputs[k] + 1] = reinterpret_cast<int64_t>(strs[k].second.get());
     }
 
     CallCtx cc{ctx, &out_ranks_, std::vector<char>(out_ranks_.size(), 0), absl::OkStatus()};

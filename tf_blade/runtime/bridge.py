@@ -31,6 +31,8 @@ def native_bridge():
     with _lock:
         if _native is None and _native_error is None:
             from . import native
+            from .malloc_tuning import tune_malloc
+            tune_malloc()  # the native op is what serves; its per-call buffers should stay mapped
             try:
                 _native = native.load()
                 _native.set_compile_callback(_compile_entry)
