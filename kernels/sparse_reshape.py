@@ -13,24 +13,21 @@ _MAX = 9223372036854775807
 
 
 @njit(cache=True, nogil=True)
-def sparse_reshape(indices, input_shape, new_shape, err):
-    nnz = indices.shape[0]
+def resolve_shape(input_shape, new_shape, err):
+    """(output dense shape, input dense size) of reshaping ``input_shape`` to ``new_shape`` (one -1
+    inferred), with TF's checks and messages; shared with the fused string bag."""
     in_rank = input_shape.shape[0]
     out_rank = new_shape.shape[0]
     out_shape = np.empty(out_rank, np.int64)
-    out_idx = np.empty((nnz, out_rank), np.int64)
-    if indices.shape[1] != in_rank:
-        set_error(err, "Input tensor rank must match input shape length.")
-        return out_idx[:0], out_shape
     dense_size = 1
     for d in range(in_rank):
         s = input_shape[d]
         if s < 0:
             set_error(err, "Expected shape dimensions to be non-negative, got " + int_text(s))
-            return out_idx[:0], out_shape
+            return out_shape, dense_size
         if s != 0 and dense_size > _MAX // s:  # TF: MultiplyWithoutOverflow
             set_error(err, "Encountered overflow when multiplying " + str(dense_size) + " with " + str(s) + ", result: -1")
-            return out_idx[:0], out_shape
+            return out_shape, dense_size
         dense_size *= s
     product = 1  # of the given sizes, -1 counted as 1: the running size of TF's output shape
     unknown = -1
@@ -39,28 +36,46 @@ def sparse_reshape(indices, input_shape, new_shape, err):
         if s == -1:
             if unknown != -1:
                 set_error(err, "only one output dimension may be -1, not both " + str(unknown) + " and " + str(d))
-                return out_idx[:0], out_shape
+                return out_shape, dense_size
             unknown = d
             s = 1
         elif s < 0:
             set_error(err, "size " + str(d) + " must be non-negative, not " + int_text(s))
-            return out_idx[:0], out_shape
+            return out_shape, dense_size
         elif s != 0 and product > _MAX // s:
             set_error(err, "Encountered overflow when multiplying " + str(product) + " with " + str(s) + ", result: -1")
-            return out_idx[:0], out_shape
+            return out_shape, dense_size
         product *= s
         out_shape[d] = s
     if unknown != -1:
         if product == 0:
             set_error(err, "reshape cannot infer the missing input size for an empty tensor unless all specified input sizes are non-zero")
-            return out_idx[:0], out_shape
+            return out_shape, dense_size
         if dense_size % product != 0:
             set_error(err, "Input to reshape is a SparseTensor with " + str(dense_size) + " dense values, but the requested shape requires a multiple of " + str(product) + ". input_shape=" + dims_text(input_shape) + " output_shape=" + dims_text(out_shape))
-            return out_idx[:0], out_shape
+            return out_shape, dense_size
         out_shape[unknown] = dense_size // product
     elif product != dense_size:
         set_error(err, "Input to reshape is a tensor with " + str(dense_size) + " dense values, but the requested shape has " + str(product) + ". input_shape=" + dims_text(input_shape) + " output_shape=" + dims_text(out_shape))
+        return out_shape, dense_size
+    return out_shape, dense_size
+
+
+@njit(cache=True, nogil=True)
+def sparse_reshape(indices, input_shape, new_shape, err):
+    nnz = indices.shape[0]
+    in_rank = input_shape.shape[0]
+    out_rank = new_shape.shape[0]
+    out_idx = np.empty((nnz, out_rank), np.int64)
+    if indices.shape[1] != in_rank:
+        set_error(err, "Input tensor rank must match input shape length.")
+        return out_idx[:0], np.empty(out_rank, np.int64)
+    out_shape, dense_size = resolve_shape(input_shape, new_shape, err)
+    if err[0] != 0:
         return out_idx[:0], out_shape
+    product = 1
+    for d in range(out_rank):
+        product *= out_shape[d]
     same = in_rank == out_rank
     for d in range(min(in_rank, out_rank)):
         same = same and input_shape[d] == out_shape[d]

@@ -11,13 +11,15 @@ def _ops(spec):
     return [n["op"] for n in spec["nodes"]]
 
 
-def test_hashed_column_loses_its_id_filter_and_keeps_one_embedding_bag():
+def test_hashed_string_column_becomes_one_string_bag():
     spec = hashed_column_spec(tf.string)
     for rewrite in SPEC_REWRITES:
         spec, _ = rewrite(spec)
     ops = _ops(spec)
-    assert ops.count("_BladeEmbeddingBag") == 1
-    assert "GreaterEqual" not in ops and ops.count("Where") == 1  # only the non-empty-strings Where
+    assert ops.count("_BladeStringBag") == 1
+    for gone in ("GreaterEqual", "NotEqual", "Where", "GatherNd", "StringToHashBucketFast", "SparseReshape",
+                 "_BladeEmbeddingBag"):
+        assert gone not in ops
 
 
 def test_int_hashed_column_loses_its_id_filter():

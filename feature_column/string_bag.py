@@ -1,0 +1,84 @@
+"""Vertical fusion of a hash-bucket embedding column over dense strings into one pass.
+
+After ``fuse_embedding_bags`` and ``drop_hashed_id_filters`` such a column reads (feature_column_v2's
+``_to_sparse_input_and_drop_ignore_values`` with ignore value "", then the hash and the bag):
+
+    w = Where(NotEqual(S, ""))
+    ids = StringToHashBucketFast(GatherNd(S, w))                   (optionally behind Identity)
+    r = SparseReshape(w, Shape(S, out_type=int64), new_shape)      (optional)
+    out = _BladeEmbeddingBag(r:0 or w, ids, r:1 or Shape(S), table)
+
+``out`` becomes ``_BladeStringBag(S, new_shape, table)`` (kernels/string_bag.py): one pass over S
+that hashes each non-empty string and adds its table row, with the same bits and the same errors.
+The bag's rows must be S's leading rows, so ``new_shape`` has to be 2 long: a Pack of two values,
+or the Shape of a rank-2 S.
+"""
+from __future__ import annotations
+
+from typing import Tuple
+
+from ..codegen.parts import ref_meta
+
+from .embedding_bag import FUSED_OP as BAG_OP
+from .spec import const_values, producer, replace_matches, through_identity
+
+FUSED_OP = "_BladeStringBag"
+_INT64 = 9
+
+
+def _op(spec, ref, *ops):
+    node, j = producer(spec, through_identity(spec, ref))
+    return (node, j) if node is not None and node["op"] in ops else (None, None)
+
+
+def _is_shape_of(spec, ref, strings) -> bool:
+    node, _ = _op(spec, ref, "Shape")
+    return node is not None and node["inputs"][0] == strings and node["attrs"].get("out_type") == _INT64
+
+
+def _non_empty_coordinates(spec, ref):
+    """S when ``ref`` is Where(NotEqual(S, "")) (either operand order), else None."""
+    where, _ = _op(spec, ref, "Where")
+    if where is None:
+        return None
+    compare, _ = _op(spec, where["inputs"][0], "NotEqual")
+    if compare is None:
+        return None
+    for strings, blank in (compare["inputs"], compare["inputs"][::-1]):
+        if const_values(spec, blank) in ([""], [b""]) and ref_meta(spec, strings)[1] >= 1:
+            return strings
+    return None
+
+
+def _match(spec, bag):
+    if bag["op"] != BAG_OP:
+        return None
+    indices, ids, dense_shape, table = bag["inputs"]
+    hashed, _ = _op(spec, ids, "StringToHashBucketFast")
+    gathered, _ = _op(spec, hashed["inputs"][0], "GatherNd") if hashed is not None else (None, None)
+    if gathered is None:
+        return None
+    strings, coords = gathered["inputs"]
+    if _non_empty_coordinates(spec, coords) != strings:
+        return None
+    reshape, j = _op(spec, indices, "SparseReshape")
+    if reshape is not None:
+        shape_node, k = producer(spec, through_identity(spec, dense_shape))
+        if j != 0 or shape_node is not reshape or k != 1 or reshape["inputs"][0] != coords \
+                or not _is_shape_of(spec, reshape["inputs"][1], strings):
+            return None
+        new_shape = reshape["inputs"][2]
+        packed, _ = _op(spec, new_shape, "Pack")
+        if packed is None or len(packed["inputs"]) != 2:
+            return None
+    else:
+        if through_identity(spec, indices) != coords or not _is_shape_of(spec, dense_shape, strings) \
+                or ref_meta(spec, strings)[1] != 2:
+            return None
+        new_shape = dense_shape
+    return [strings, new_shape, table], {"num_buckets": hashed["attrs"]["num_buckets"],
+                                         "mode": bag["attrs"]["mode"]}
+
+
+def fuse_string_bags(spec) -> Tuple[dict, int]:
+    return replace_matches(spec, _match, FUSED_OP)

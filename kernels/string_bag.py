@@ -1,0 +1,66 @@
+"""Hashed string embedding bag: a hash-bucket embedding column over dense strings in one pass.
+
+Replaces what feature columns build for a dense string input ``S`` (empty strings dropped, then
+categorical_column_with_hash_bucket, then embedding_column):
+
+    idx = Where(NotEqual(S, ""));  ids = StringToHashBucketFast(GatherNd(S, idx))
+    idx', shape' = SparseReshape(idx, Shape(S), new_shape)         (optional)
+    out = _BladeEmbeddingBag(idx', ids, shape', table)
+
+Where lists the non-empty strings in row-major order and the reshape keeps that order, so row r of
+the bag holds the non-empty strings of S's flat range [r * inner, (r + 1) * inner), inner being the
+product of the output shape past its first dim. No coordinates, gathered strings or reordering are
+built; rows are combined by the embedding bag's own ``reduce_runs``: the same bits.
+"""
+import numpy as np
+from numba import njit
+
+from .errors import int_text, set_error
+from .farmhash import fingerprint64
+from .sparse_reshape import resolve_shape
+from .sparse_segment_reduction import reduce_runs
+
+
+@njit(cache=True, nogil=True)
+def string_bag(strings, offsets, data, new_shape, table, num_buckets, mode, err):
+    """``strings``: pool ids of S (C-contiguous, any rank); ``new_shape``: the reshape's target
+    (S's own shape when the chain has no SparseReshape). ``mode``: 0 sum, 1 mean, 2 sqrtn."""
+    width = table.shape[1]
+    n_table = table.shape[0]
+    empty = np.zeros((0, width), table.dtype)
+    out_shape, dense_size = resolve_shape(np.array(strings.shape, np.int64), new_shape, err)
+    if err[0] != 0:
+        return empty
+    rows = out_shape[0] if out_shape.shape[0] > 0 else 0
+    if rows == 0:  # then S is empty too (the shapes' sizes agree)
+        return empty
+    inner = dense_size // rows  # the reshape resolved: rows * inner == dense_size
+    try:  # the shape is data: it may ask for more rows than can be allocated
+        counts = np.zeros(rows + 1, np.int64)
+        out = np.zeros((rows, width), table.dtype)
+    except Exception:
+        set_error(err, "OOM when allocating tensor with shape[" + int_text(rows) + "," + int_text(width) + "]")
+        return empty
+    flat = strings.reshape(strings.size)
+    ids = np.empty(flat.shape[0], np.int64)
+    nb = np.uint64(num_buckets)
+    nnz = 0
+    for k in range(flat.shape[0]):
+        start = offsets[flat[k]]
+        length = offsets[flat[k] + 1] - start
+        if length == 0:
+            continue
+        v = np.int64(fingerprint64(data, start, length) % nb)
+        if v >= n_table:  # what the gather from the table would reject
+            set_error(err, "indices[" + int_text(nnz) + "] = " + int_text(v) + " is not in [0, " + int_text(n_table) + ")")
+            return empty
+        ids[nnz] = v
+        nnz += 1
+        counts[k // inner + 1] += 1
+    for r in range(rows):
+        if counts[r + 1] == 0 and n_table == 0:  # an empty row gathers the default id 0
+            set_error(err, "indices[0] = 0 is not in [0, 0)")
+            return empty
+        counts[r + 1] += counts[r]
+    reduce_runs(table, ids, counts, np.arange(rows), mode, out)  # empty rows stay zero
+    return out

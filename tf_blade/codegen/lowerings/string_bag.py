@@ -1,0 +1,16 @@
+"""_BladeStringBag: a hash-bucket embedding column over dense strings (see feature_column/string_bag.py)."""
+from ..registry import Lowering, lowering
+
+
+@lowering("_BladeStringBag")
+class StringBagLowering(Lowering):
+    runtime_attrs = ("num_buckets",)  # columns differing only in bucket count share a template
+
+    def check(self, node, graph):
+        return "exists only inside cluster specs"
+
+    def emit(self, node, ins, em):
+        strings, new_shape, table = ins
+        return em.call(1, f"{em.kernel('string_bag', 'string_bag')}(np.ascontiguousarray({strings.var}), "
+                          f"{strings.off}, {strings.dat}, {new_shape.var}, {table.var}, "
+                          f"{node.attrs['num_buckets']}, {node.attrs['mode']}, err)", True)
