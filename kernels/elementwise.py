@@ -6,6 +6,7 @@ import numpy as np
 from numba import njit
 
 from .errors import dims_text, set_error
+from .strings import string_at
 
 
 @njit(cache=True, nogil=True)
@@ -70,12 +71,11 @@ def string_equals_const(ids, off, dat, const_bytes):
     out = np.empty(flat.shape[0], np.bool_)
     n = const_bytes.shape[0]
     for i in range(flat.shape[0]):
-        k = flat[i]
-        start, stop = off[k], off[k + 1]
-        same = stop - start == n
+        buf, start, length = string_at(off, dat, flat[i])
+        same = length == n
         j = 0
         while same and j < n:
-            same = dat[start + j] == const_bytes[j]
+            same = buf[start + j] == const_bytes[j]
             j += 1
         out[i] = same
     return out.reshape(ids.shape)

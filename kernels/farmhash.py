@@ -9,11 +9,13 @@ float64, silently destroying the hash. Every constant, length and shift amount b
 therefore an explicit ``np.uint64``; positions into ``data`` stay int64 and are only used
 for indexing.
 
-Strings travel as a "string pool": ``offsets`` (int64, length n+1) and ``data`` (uint8);
-string i is ``data[offsets[i]:offsets[i+1]]``.
+Strings arrive as ``(ids, offsets, data)`` and are read through ``strings.string_at``: a pool
+(string i is ``data[offsets[i]:offsets[i+1]]``) or TF's tstrings in place.
 """
 import numpy as np
 from numba import njit
+
+from .strings import TSTRING_BYTES, string_at
 
 K0 = np.uint64(0xC3A5C85C97CB3127)
 K1 = np.uint64(0xB492B66FBE98F273)
@@ -235,8 +237,8 @@ def string_to_hash_bucket_fast(ids, offsets, data, num_buckets):
     out = np.empty(ids.shape[0], dtype=np.int64)
     nb = np.uint64(num_buckets)
     for i in range(ids.shape[0]):
-        start = offsets[ids[i]]
-        h = fingerprint64(data, start, offsets[ids[i] + 1] - start)
+        buf, start, length = string_at(offsets, data, ids[i])
+        h = fingerprint64(buf, start, length)
         out[i] = np.int64(h % nb)
     return out
 
@@ -268,24 +270,19 @@ def _format_int(v, buf):
 
 
 @njit(cache=True, nogil=True)
-def int_to_decimal_pool(values):
-    """TF AsString on an int32/int64 array, as a string pool (offsets int64[n+1], data uint8)."""
+def int_to_decimal_tstrings(values):
+    """TF AsString on an int32/int64 array, as SMALL tstrings (20 digits at most fit inline)."""
     n = values.shape[0]
     buf = np.empty(_MAX_INT_DIGITS, dtype=np.uint8)
-    offsets = np.empty(n + 1, dtype=np.int64)
-    offsets[0] = 0
-    # Pass 1: lengths, so data is allocated exactly once.
+    out = np.zeros(n * TSTRING_BYTES, dtype=np.uint8)
     for i in range(n):
         start = _format_int(np.int64(values[i]), buf)
-        offsets[i + 1] = offsets[i] + (_MAX_INT_DIGITS - start)
-    data = np.empty(offsets[n], dtype=np.uint8)
-    # Pass 2: copy the text.
-    for i in range(n):
-        start = _format_int(np.int64(values[i]), buf)
-        o = offsets[i]
-        for k in range(_MAX_INT_DIGITS - start):
-            data[o + k] = buf[start + k]
-    return offsets, data
+        at = i * TSTRING_BYTES
+        length = _MAX_INT_DIGITS - start
+        out[at] = np.uint8(length << 2)  # type SMALL is 0
+        for k in range(length):
+            out[at + 1 + k] = buf[start + k]
+    return out
 
 
 @njit(cache=True, nogil=True)

@@ -11,6 +11,7 @@ import numpy as np
 from numba import njit
 
 from .farmhash import fetch64
+from .strings import string_at
 
 _C0 = np.uint64(0x736F6D6570736575)  # "somepseudorandomlygeneratedbytes"
 _C1 = np.uint64(0x646F72616E646F6D)
@@ -71,6 +72,6 @@ def string_to_hash_bucket_strong(ids, offsets, data, num_buckets, k0, k1):
     out = np.empty(ids.shape[0], dtype=np.int64)
     nb = np.uint64(num_buckets)
     for i in range(ids.shape[0]):
-        start = offsets[ids[i]]
-        out[i] = np.int64(siphash24(data, start, offsets[ids[i] + 1] - start, k0, k1) % nb)
+        buf, start, length = string_at(offsets, data, ids[i])
+        out[i] = np.int64(siphash24(buf, start, length, k0, k1) % nb)
     return out

@@ -18,6 +18,7 @@ from numba import njit
 from .errors import set_error
 from .farmhash import fingerprint64
 from .siphash import siphash24
+from .strings import string_at
 
 _KMUL = np.uint64(0xC6A4A7935BD1E995)
 _INT64_MAX = np.uint64(9223372036854775807)
@@ -53,8 +54,8 @@ def keyed_string_features(ids, offsets, data, strong, k0, k1):
     flat = ids.ravel()
     out = np.empty(flat.shape[0], np.uint64)
     for i in range(flat.shape[0]):
-        start, n = offsets[flat[i]], offsets[flat[i] + 1] - offsets[flat[i]]
-        out[i] = siphash24(data, start, n, k0, k1) if strong else fingerprint64(data, start, n)
+        buf, start, n = string_at(offsets, data, flat[i])
+        out[i] = siphash24(buf, start, n, k0, k1) if strong else fingerprint64(buf, start, n)
     return out
 
 

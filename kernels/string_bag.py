@@ -19,6 +19,7 @@ from .errors import int_text, set_error
 from .farmhash import fingerprint64
 from .sparse_reshape import resolve_shape
 from .sparse_segment_reduction import reduce_runs
+from .strings import string_at
 
 
 @njit(cache=True, nogil=True)
@@ -45,22 +46,20 @@ def string_bag(strings, offsets, data, new_shape, table, num_buckets, mode, err)
     ids = np.empty(flat.shape[0], np.int64)
     nb = np.uint64(num_buckets)
     nnz = 0
-    for k in range(flat.shape[0]):
-        start = offsets[flat[k]]
-        length = offsets[flat[k] + 1] - start
-        if length == 0:
-            continue
-        v = np.int64(fingerprint64(data, start, length) % nb)
-        if v >= n_table:  # what the gather from the table would reject
-            set_error(err, "indices[" + int_text(nnz) + "] = " + int_text(v) + " is not in [0, " + int_text(n_table) + ")")
-            return empty
-        ids[nnz] = v
-        nnz += 1
-        counts[k // inner + 1] += 1
-    for r in range(rows):
-        if counts[r + 1] == 0 and n_table == 0:  # an empty row gathers the default id 0
-            set_error(err, "indices[0] = 0 is not in [0, 0)")
-            return empty
-        counts[r + 1] += counts[r]
+    for r in range(rows):  # row by row: no division per string
+        for k in range(r * inner, (r + 1) * inner):
+            buf, start, length = string_at(offsets, data, flat[k])
+            if length == 0:
+                continue
+            v = np.int64(fingerprint64(buf, start, length) % nb)
+            if v >= n_table:  # what the gather from the table would reject
+                set_error(err, "indices[" + int_text(nnz) + "] = " + int_text(v) + " is not in [0, " + int_text(n_table) + ")")
+                return empty
+            ids[nnz] = v
+            nnz += 1
+        counts[r + 1] = nnz
+    if n_table == 0 and nnz < rows:  # an empty row gathers the default id 0
+        set_error(err, "indices[0] = 0 is not in [0, 0)")
+        return empty
     reduce_runs(table, ids, counts, np.arange(rows), mode, out)  # empty rows stay zero
     return out

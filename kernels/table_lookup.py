@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit
 
 from .farmhash import fingerprint64
+from .strings import string_at
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 
@@ -101,14 +102,13 @@ def find_string(ids, offsets, data, slots, key_offsets, key_data, values, defaul
     cap = slots.shape[0]
     shift = _shift_of(cap)
     for i in range(flat.shape[0]):
-        q = flat[i]
-        start, length = offsets[q], offsets[q + 1] - offsets[q]
+        buf, start, length = string_at(offsets, data, flat[i])
         out[i] = default[0]
-        s = _string_slot(data, start, length, shift)
+        s = _string_slot(buf, start, length, shift)
         while slots[s] >= 0:
             k = slots[s]
             k_start = key_offsets[k]
-            if key_offsets[k + 1] - k_start == length and _same_bytes(data, start, key_data, k_start, length):
+            if key_offsets[k + 1] - k_start == length and _same_bytes(buf, start, key_data, k_start, length):
                 out[i] = values[k]
                 break
             s = (s + 1) & (cap - 1)

@@ -7,9 +7,10 @@ from hypothesis import given, settings, strategies as st
 from tf_blade.kernels.farmhash import (
     fingerprint64,
     hash_ints_to_bucket,
-    int_to_decimal_pool,
+    int_to_decimal_tstrings,
     string_to_hash_bucket_fast,
 )
+from tf_blade.kernels.strings import TSTRING_BYTES
 
 NUM_BUCKETS = [1, 2, 7, 100, 2**31 - 1, 2**62]
 INT64_MIN = np.iinfo(np.int64).min
@@ -184,40 +185,42 @@ def test_buckets_hypothesis(strings, num_buckets):
 
 
 # ---------------------------------------------------------------------------------------------
-# Integers: int_to_decimal_pool and hash_ints_to_bucket
+# Integers: int_to_decimal_tstrings and hash_ints_to_bucket
 # ---------------------------------------------------------------------------------------------
 
-def pool_to_list(offsets, data):
-    return [data[offsets[i]:offsets[i + 1]].tobytes() for i in range(len(offsets) - 1)]
+def small_tstrings_to_list(buf):
+    """Decimal texts fit inline: every tstring is SMALL (type bits 0, size in byte 0 >> 2)."""
+    out = []
+    for at in range(0, len(buf), TSTRING_BYTES):
+        assert buf[at] & 3 == 0
+        out.append(buf[at + 1:at + 1 + (int(buf[at]) >> 2)].tobytes())
+    return out
 
 
-def check_decimal_pool(values):
+def check_decimal_tstrings(values):
     dtype = tf.int64 if values.dtype == np.int64 else tf.int32
-    offsets, data = int_to_decimal_pool(values)
-    assert offsets.dtype == np.int64 and data.dtype == np.uint8
-    assert offsets.shape == (len(values) + 1,) and offsets[0] == 0 and offsets[-1] == len(data)
+    buf = int_to_decimal_tstrings(values)
+    assert buf.dtype == np.uint8 and buf.shape == (len(values) * TSTRING_BYTES,)
     want = list(tf_ints_as_string(values, dtype).numpy())
-    assert pool_to_list(offsets, data) == want
+    assert small_tstrings_to_list(buf) == want
 
 
-def test_decimal_pool_special_int64():
-    check_decimal_pool(special_ints())
+def test_decimal_special_int64():
+    check_decimal_tstrings(special_ints())
 
 
-def test_decimal_pool_random():
+def test_decimal_random():
     rng = np.random.default_rng(3)
-    check_decimal_pool(rng.integers(INT64_MIN, INT64_MAX, size=2000, dtype=np.int64,
-                                    endpoint=True))
-    check_decimal_pool(rng.integers(INT32_MIN, INT32_MAX, size=2000, dtype=np.int32,
-                                    endpoint=True))
-    check_decimal_pool(np.array([0, -1, INT32_MIN, INT32_MAX], dtype=np.int32))
+    check_decimal_tstrings(rng.integers(INT64_MIN, INT64_MAX, size=2000, dtype=np.int64,
+                                        endpoint=True))
+    check_decimal_tstrings(rng.integers(INT32_MIN, INT32_MAX, size=2000, dtype=np.int32,
+                                        endpoint=True))
+    check_decimal_tstrings(np.array([0, -1, INT32_MIN, INT32_MAX], dtype=np.int32))
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.int32])
-def test_decimal_pool_empty(dtype):
-    offsets, data = int_to_decimal_pool(np.zeros(0, dtype=dtype))
-    np.testing.assert_array_equal(offsets, [0])
-    assert data.shape == (0,)
+def test_decimal_empty(dtype):
+    assert int_to_decimal_tstrings(np.zeros(0, dtype=dtype)).shape == (0,)
 
 
 @pytest.mark.parametrize("num_buckets", NUM_BUCKETS)
@@ -252,9 +255,9 @@ def test_hash_ints_matches_pool_path():
     rng = np.random.default_rng(5)
     v = rng.integers(INT64_MIN, INT64_MAX, size=20000, dtype=np.int64, endpoint=True)
     v[:18] = special_ints()
-    offsets, data = int_to_decimal_pool(v)
+    buf = int_to_decimal_tstrings(v)
     np.testing.assert_array_equal(hash_ints_to_bucket(v, 2**62),
-                                  string_to_hash_bucket_fast(every_string(offsets), offsets, data, 2**62))
+                                  string_to_hash_bucket_fast(np.arange(len(v)), buf, buf[:0], 2**62))
 
 
 @settings(max_examples=50, deadline=None)
@@ -263,4 +266,4 @@ def test_hash_ints_matches_pool_path():
 def test_hash_ints_hypothesis(values, num_buckets):
     arr = np.array(values, dtype=np.int64)
     check_ints(arr, num_buckets)
-    check_decimal_pool(arr)
+    check_decimal_tstrings(arr)

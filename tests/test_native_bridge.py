@@ -12,6 +12,7 @@ import tensorflow as tf
 from numba import carray, cfunc
 
 from tf_blade.kernels.errors import set_error
+from tf_blade.kernels.strings import TSTRING_BYTES, string_at
 from tf_blade.runtime import native
 from tf_blade.runtime.abi import ENTRY_SIG, ERRBUF_LEN, call_alloc, ptr_from_int
 
@@ -36,10 +37,10 @@ def add_one(in_ptrs, in_shapes, ctx, alloc, errbuf):
 
 @cfunc(ENTRY_SIG)
 def str_lengths(in_ptrs, in_shapes, ctx, alloc, errbuf):
-    # outputs: byte length of each string, and the byte sum of each string
+    # outputs: byte length of each string, and the byte sum of each string, read from the
+    # input's tstrings in place (short strings inline, long ones behind a pointer)
     n = in_shapes[0]
-    offs = carray(ptr_from_int(in_ptrs[0], np.int64), (n + 1,))
-    data = carray(ptr_from_int(in_ptrs[1], np.uint8), (offs[n] + 1,))
+    tstrings = carray(ptr_from_int(in_ptrs[0], np.uint8), (n * TSTRING_BYTES,))
     dims = np.empty(1, np.int64)
     dims[0] = n
     a0 = call_alloc(alloc, ctx, 0, 1, dims.ctypes.data)
@@ -49,10 +50,11 @@ def str_lengths(in_ptrs, in_shapes, ctx, alloc, errbuf):
     lens = carray(ptr_from_int(a0, np.int64), (n,))
     sums = carray(ptr_from_int(a1, np.int64), (n,))
     for i in range(n):
-        lens[i] = offs[i + 1] - offs[i]
+        buf, start, length = string_at(tstrings, tstrings[:0], i)
+        lens[i] = length
         s = 0
-        for k in range(offs[i], offs[i + 1]):
-            s += data[k]
+        for k in range(start, start + length):
+            s += buf[k]
         sums[i] = s
     return 0
 
@@ -152,7 +154,7 @@ def test_add_one_compiles_once(bridge):
 
 
 def test_strings(bridge):
-    for vals in ([b"", "h\u00e9llo".encode(), b"\x00ab", b"", b"xyz" * 100], []):
+    for vals in ([b"", "h\u00e9llo".encode(), b"\x00ab", b"", b"xyz" * 100, b"q" * 22, b"r" * 23], []):
         x = tf.constant(vals, dtype=tf.string, shape=[len(vals)])
         lens, sums = _call(bridge, [x], [tf.int64, tf.int64], [1, 1], "str_lengths")
         assert lens.numpy().tolist() == [len(v) for v in vals]

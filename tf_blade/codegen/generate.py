@@ -40,7 +40,7 @@ def _vars(v: Value) -> List[str]:
 
 def _empty(dtype, rank) -> str:
     if dtype == "string":
-        return f"{empty_expr('int64', rank)}, np.zeros(1, np.int64), np.zeros(0, np.uint8)"
+        return f"{empty_expr('int64', rank)}, np.zeros(0, np.uint8), np.zeros(0, np.uint8)"  # ids, tstrings
     return empty_expr(dtype, rank)
 
 
@@ -272,6 +272,7 @@ def _native_entry(spec, out_meta, deferred) -> List[str]:
         "",
         "from numba import carray, cfunc",
         "from tf_blade.runtime.abi import ENTRY_SIG, MAX_RANK, call_alloc, ptr_from_int",
+        "from tf_blade.kernels.strings import TSTRING_BYTES",
         "",
         "",
         "@cfunc(ENTRY_SIG, cache=True)",
@@ -286,10 +287,10 @@ def _native_entry(spec, out_meta, deferred) -> List[str]:
         dtype = numpy_name(inp["dtype"])
         if dtype == "string":
             count = " * ".join(dims)
-            lines += [
+            lines += [  # TF's tstrings in place (kernels/strings.py); no pool bytes
                 f"    n{i} = {count}",
-                f"    a{i}_off = carray(ptr_from_int(in_ptrs[{2 * i}], np.int64), (n{i} + 1,))",
-                f"    a{i}_dat = carray(ptr_from_int(in_ptrs[{2 * i + 1}], np.uint8), (a{i}_off[n{i}],))",
+                f"    a{i}_off = carray(ptr_from_int(in_ptrs[{2 * i}], np.uint8), (n{i} * TSTRING_BYTES,))",
+                f"    a{i}_dat = a{i}_off[:0]",
                 f"    a{i} = np.arange(n{i}).reshape({shape})",
             ]
             args += [f"a{i}", f"a{i}_off", f"a{i}_dat"]

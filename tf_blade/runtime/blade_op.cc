@@ -20,7 +20,6 @@
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor_shape.h"
 #include "tensorflow/core/platform/logging.h"
-#include "tensorflow/core/platform/threadpool.h"
 
 using namespace tensorflow;
 
@@ -28,6 +27,8 @@ namespace {
 
 constexpr int kMaxRank = 8;
 constexpr int kErrLen = 1024;
+// kernels/strings.py decodes TF's tstring layout (tsl/platform/ctstring_internal.h).
+static_assert(sizeof(tstring) == 24, "tf_blade reads 24-byte tstrings");
 
 typedef uint64_t (*CompileFn)(const char* spec, int64_t spec_len, int64_t n_in,
                               const int64_t* in_dtypes, const int64_t* in_ranks,
@@ -211,49 +212,16 @@ class BladeFusedCallOp : public OpKernel {
       return;
     }
 
-    // Marshal inputs. String tensors become offsets + bytes, which live in `strs` until the
-    // call returns; one string input per task on TF's intra-op pool (at batch 4096 the 26
-    // string columns of a Criteo layer are 425k strings: 1.6 ms on one thread).
+    // Inputs go over as data pointers and shapes. A string tensor's buffer is its tstrings
+    // (24 bytes each), which the kernels read in place (kernels/strings.py): no string is copied.
     std::vector<int64_t> in_ptrs(2 * n_in + 1, 0), in_shapes(kMaxRank * n_in + 1, 0);
-    std::vector<int> string_inputs;
-    int64_t n_strings = 0;
     for (int i = 0; i < n_in; ++i) {
       const Tensor& t = *inputs[i];
       for (int d = 0; d < t.dims(); ++d) in_shapes[kMaxRank * i + d] = t.dim_size(d);
-      if (t.dtype() == DT_STRING) {
-        string_inputs.push_back(i);
-        n_strings += t.NumElements();
-      } else {
-        const char* p = t.tensor_data().data();
-        in_ptrs[2 * i] = reinterpret_cast<int64_t>(p ? p : &g_dummy_byte);
-      }
-    }
-    // Buffers are left uninitialised (a zero-fill would be a third pass over them).
-    std::vector<std::pair<std::unique_ptr<int64_t[]>, std::unique_ptr<uint8_t[]>>> strs(
-        string_inputs.size());
-    auto marshal = [&](int64_t begin, int64_t end) {
-      for (int64_t k = begin; k < end; ++k) {
-        auto flat = inputs[string_inputs[k]]->flat<tstring>();
-        const int64_t n = flat.size();
-        int64_t* offsets = new int64_t[n + 1];
-        strs[k].first.reset(offsets);
-        offsets[0] = 0;
-        for (int64_t j = 0; j < n; ++j) offsets[j + 1] = offsets[j] + flat(j).size();
-        uint8_t* bytes = new uint8_t[offsets[n] + 1];  // +1: valid even with no bytes
-        strs[k].second.reset(bytes);
-        for (int64_t j = 0; j < n; ++j)
-          std::memcpy(bytes + offsets[j], flat(j).data(), offsets[j + 1] - offsets[j]);
-      }
-    };
-    const int64_t n_tasks = static_cast<int64_t>(string_inputs.size());
-    auto* pool = ctx->device()->tensorflow_cpu_worker_threads();
-    if (n_tasks > 1 && n_strings >= 8192 && pool != nullptr && pool->workers != nullptr)
-      pool->workers->ParallelFor(n_tasks, /*cost_per_unit=*/20 * n_strings / n_tasks, marshal);
-    else
-      marshal(0, n_tasks);
-    for (int64_t k = 0; k < n_tasks; ++k) {
-      in_ptrs[2 * string_inputs[k]] = reinterpret_cast<int64_t>(strs[k].first.get());
-      in_ptrs[2 * string_inputs[k] + 1] = reinterpret_cast<int64_t>(strs[k].second.get());
+      const char* p = t.dtype() == DT_STRING
+                          ? reinterpret_cast<const char*>(t.flat<tstring>().data())
+                          : t.tensor_data().data();
+      in_ptrs[2 * i] = reinterpret_cast<int64_t>(p && t.NumElements() > 0 ? p : &g_dummy_byte);
     }
 
     CallCtx cc{ctx, &out_ranks_, std::vector<char>(out_ranks_.size(), 0), absl::OkStatus()};

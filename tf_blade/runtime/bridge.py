@@ -17,6 +17,7 @@ from ..codegen.dtypes import STRING
 from ..codegen.parts import ref_meta
 from ..graph.ir import Node
 from ..kernels.errors import error_text, new_error_buffer
+from ..kernels.strings import tstrings_from_bytes
 from . import compiler
 
 log = logging.getLogger("tf_blade")
@@ -130,11 +131,9 @@ class NumpyKernel:
 
 def _string_pool(a):
     flat = [x if isinstance(x, bytes) else str(x).encode() for x in np.asarray(a, dtype=object).ravel()]
-    offsets = np.zeros(len(flat) + 1, np.int64)
-    np.cumsum([len(x) for x in flat], out=offsets[1:])
-    data = np.frombuffer(b"".join(flat), np.uint8) if offsets[-1] else np.zeros(0, np.uint8)
+    tstrings = tstrings_from_bytes(flat)
     ids = np.arange(len(flat), dtype=np.int64).reshape(a.shape or (1,))
-    return [ids, offsets, data]
+    return [ids, tstrings, tstrings[:0]]
 
 
 def numpy_node(name, spec, input_refs, output_refs, keep_alive: list) -> Node:

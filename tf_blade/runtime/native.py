@@ -9,6 +9,7 @@ import hashlib
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 
@@ -38,6 +39,8 @@ def _flags():
 
 def build():
     """Return the path of the compiled .so, building it if needed."""
+    if sys.byteorder != "little":  # kernels/strings.py reads TF's tstrings as laid out on LE hosts
+        raise NativeBridgeUnavailable("tf_blade: the native op supports little-endian hosts only")
     flags = _flags()
     with open(_SRC, "rb") as f:
         src = f.read()

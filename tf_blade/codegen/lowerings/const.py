@@ -3,6 +3,7 @@ import base64
 
 import numpy as np
 
+from ...kernels.strings import tstrings_from_bytes
 from ..emitter import Value
 from ..registry import Lowering, lowering
 
@@ -22,10 +23,8 @@ class ConstLowering(Lowering):
         if node.out_dtypes[0] != "string":
             return [Value(em.const(value), node.out_dtypes[0], rank, const=value)]
         flat = list(value.ravel())
-        offsets = np.cumsum([0] + [len(b) for b in flat]).astype(np.int64)
-        data = np.frombuffer(b"".join(flat) or b"\0", dtype=np.uint8)[:offsets[-1]]
         out = Value(em.const(np.arange(len(flat), dtype=np.int64).reshape(value.shape)), "string", rank,
                     const=value)
-        em.line(f"{out.off} = {em.const(offsets)}")
-        em.line(f"{out.dat} = {em.const(data)}")
+        em.line(f"{out.off} = {em.const(tstrings_from_bytes(flat))}")
+        em.line(f"{out.dat} = {out.off}[:0]")
         return [out]

@@ -16,7 +16,8 @@ class AsStringLowering(Lowering):
     def emit(self, node, ins, em):
         x = ins[0]
         out = em.tmp()
-        em.line(f"{out}_off, {out}_dat = {em.kernel('farmhash', 'int_to_decimal_pool')}(np.ascontiguousarray({x.var}).ravel())")
+        em.line(f"{out}_off = {em.kernel('farmhash', 'int_to_decimal_tstrings')}(np.ascontiguousarray({x.var}).ravel())")
+        em.line(f"{out}_dat = {out}_off[:0]")
         em.line(f"{out} = np.arange({x.var}.size).reshape({x.var}.shape)")
         return [out]
 

@@ -1,0 +1,93 @@
+"""Strings in kernels are TF tstrings: how they are read, and how tf_blade makes its own.
+
+A string tensor travels as ``(ids, offsets, data)``: ``ids`` index the tensor's strings and
+``string_at(offsets, data, i)`` returns ``(buffer, start, length)``, the bytes being
+``buffer[start:start + length]``. In generated code ``offsets`` is always a buffer of tstrings
+(uint8, 24 bytes each) and ``data`` is unused:
+
+- string inputs of the native op are TF's own tensor buffer, read in place (no copy per call);
+- constants, AsString results and the numpy_function bridge's inputs are laid out the same way by
+  ``tstrings_from_bytes`` / ``farmhash.int_to_decimal_tstrings``.
+
+A tstring (tensorflow/tsl/platform/ctstring_internal.h, little-endian hosts) keeps its type in the
+low 2 bits of its first byte and its size shifted left by 2: SMALL (size in byte 0, up to 22 bytes
+inline from byte 1), LARGE (size_t size, cap, char* ptr), OFFSET (uint32 size, offset from the
+tstring itself, count) and VIEW (size_t size, const char* ptr, owner).
+
+``string_at`` also reads a plain pool (int64 ``offsets``, string i is
+``data[offsets[i]:offsets[i + 1]]``), the simplest form for kernel unit tests.
+"""
+import struct
+
+import numpy as np
+from numba import carray, njit, types
+from numba.core.errors import TypingError
+from numba.extending import overload
+
+from ..runtime.abi import ptr_from_int
+
+TSTRING_BYTES = 24
+SMALL_CAPACITY = 22
+_SMALL, _LARGE, _OFFSET = 0, 1, 2
+
+
+def tstrings_from_bytes(values) -> np.ndarray:
+    """The tstrings of ``values`` (a sequence of bytes) in one position-independent buffer: SMALL
+    where a string fits, else OFFSET with its bytes after all the headers."""
+    n = len(values)
+    tail = n * TSTRING_BYTES
+    buf = np.zeros(tail + sum(len(v) for v in values if len(v) > SMALL_CAPACITY), np.uint8)
+    if buf.shape[0] - tail >= 1 << 32:
+        raise ValueError("tf_blade: more than 4 GiB of long strings in one tensor")
+    for i, v in enumerate(values):
+        at = i * TSTRING_BYTES
+        if len(v) <= SMALL_CAPACITY:
+            buf[at] = len(v) << 2 | _SMALL
+            buf[at + 1:at + 1 + len(v)] = np.frombuffer(v, np.uint8)
+        else:
+            buf[at:at + 12] = np.frombuffer(struct.pack("<III", len(v) << 2 | _OFFSET, tail - at, 1), np.uint8)
+            buf[tail:tail + len(v)] = np.frombuffer(v, np.uint8)
+            tail += len(v)
+    return buf
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _word(raw, at, n):
+    """The little-endian unsigned integer of ``n`` bytes at ``raw[at]``."""
+    v = np.uint64(0)
+    for b in range(n - 1, -1, -1):
+        v = (v << np.uint64(8)) | np.uint64(raw[at + b])
+    return v
+
+
+def string_at(offsets, data, i):
+    """(buffer, start, length) of string ``i``; see the module docstring. Numba code only."""
+    raise NotImplementedError("string_at is compiled into kernels (numba.extending.overload)")
+
+
+@njit(cache=True, nogil=True, inline="always")  # one call per string otherwise: 8% of a hash column
+def _tstring_at(raw, i):
+    at = i * TSTRING_BYTES
+    kind = raw[at] & 3
+    if kind == _SMALL:
+        return raw, at + 1, np.int64(raw[at] >> 2)
+    if kind == _OFFSET:  # bytes at the tstring's own address + offset: maybe past this buffer
+        size = np.int64(_word(raw, at, 4) >> np.uint64(2))
+        ptr = np.int64(raw.ctypes.data) + at + np.int64(_word(raw, at + 4, 4))
+    else:
+        size = np.int64(_word(raw, at, 8) >> np.uint64(2))
+        ptr = np.int64(_word(raw, at + (16 if kind == _LARGE else 8), 8))  # LARGE: size, cap, ptr; VIEW: size, ptr
+    return carray(ptr_from_int(ptr, np.uint8), (size,)), 0, size
+
+
+@overload(string_at, inline="always")
+def _string_at_impl(offsets, data, i):
+    if not isinstance(offsets, types.Array) or offsets.ndim != 1:
+        raise TypingError("string_at: offsets must be a 1-D array")
+    if offsets.dtype == types.uint8:
+        return lambda offsets, data, i: _tstring_at(offsets, i)
+
+    def pool(offsets, data, i):
+        start = offsets[i]
+        return data, start, offsets[i + 1] - start
+    return pool
