@@ -33,21 +33,25 @@ _SMALL, _LARGE, _OFFSET = 0, 1, 2
 
 def tstrings_from_bytes(values) -> np.ndarray:
     """The tstrings of ``values`` (a sequence of bytes) in one position-independent buffer: SMALL
-    where a string fits, else OFFSET with its bytes after all the headers."""
+    where a string fits, else OFFSET with its bytes after all the headers. The numpy bridge lays
+    out every string input this way on every call, so the short strings go in one NumPy copy."""
     n = len(values)
+    lens = np.fromiter(map(len, values), np.int64, n)
+    longs = np.flatnonzero(lens > SMALL_CAPACITY)
     tail = n * TSTRING_BYTES
-    buf = np.zeros(tail + sum(len(v) for v in values if len(v) > SMALL_CAPACITY), np.uint8)
+    buf = np.zeros(tail + int(lens[longs].sum()), np.uint8)
     if buf.shape[0] - tail >= 1 << 32:
         raise ValueError("tf_blade: more than 4 GiB of long strings in one tensor")
-    for i, v in enumerate(values):
-        at = i * TSTRING_BYTES
-        if len(v) <= SMALL_CAPACITY:
-            buf[at] = len(v) << 2 | _SMALL
-            buf[at + 1:at + 1 + len(v)] = np.frombuffer(v, np.uint8)
-        else:
-            buf[at:at + 12] = np.frombuffer(struct.pack("<III", len(v) << 2 | _OFFSET, tail - at, 1), np.uint8)
-            buf[tail:tail + len(v)] = np.frombuffer(v, np.uint8)
-            tail += len(v)
+    headers = buf[:tail].reshape(n, TSTRING_BYTES)
+    short = values if not len(longs) else [b"" if len(v) > SMALL_CAPACITY else v for v in values]
+    headers[:, 0] = lens << 2 | _SMALL  # the long ones are rewritten below
+    fixed = np.array(short, dtype=f"S{SMALL_CAPACITY}")  # zero-padded: the padding is TF's too
+    headers[:, 1:1 + SMALL_CAPACITY] = fixed.view(np.uint8).reshape(n, SMALL_CAPACITY)
+    for i in longs:  # OFFSET: uint32 size << 2 | type, offset from this tstring, count
+        v = values[i]
+        headers[i, :12] = np.frombuffer(struct.pack("<III", len(v) << 2 | _OFFSET, tail - i * TSTRING_BYTES, 1), np.uint8)
+        buf[tail:tail + len(v)] = np.frombuffer(v, np.uint8)
+        tail += len(v)
     return buf
 
 
