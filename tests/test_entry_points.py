@@ -113,3 +113,26 @@ def test_fresh_process_loads_written_saved_model(saved_model, batch, expected, t
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                             env=dict(os.environ), timeout=600)
     assert "FRESH-PROCESS-OK" in result.stdout, result.stderr[-3000:]
+
+
+def test_optimize_restores_the_cyclic_gc(monkeypatch):
+    """optimize() pauses the cyclic GC while its passes run; the caller's setting comes back,
+    also when optimize() fails."""
+    import gc
+    fn = tf.function(lambda x: tf.strings.to_hash_bucket_fast(x, 10), input_signature=[tf.TensorSpec([None], tf.string)])
+    assert gc.isenabled()
+    tf_blade.optimize(fn, bridge="numpy")
+    assert gc.isenabled()
+    gc.disable()
+    try:
+        tf_blade.optimize(fn, bridge="numpy")
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    def broken(*args, **kwargs):
+        assert not gc.isenabled()  # inside the paused region
+        raise RuntimeError("pass failed")
+    monkeypatch.setattr("tf_blade.api._optimize_function", broken)
+    with pytest.raises(RuntimeError, match="pass failed"):
+        tf_blade.optimize(fn, bridge="numpy")
+    assert gc.isenabled()

@@ -1,6 +1,7 @@
 """The one lowering registry: TF op type -> Lowering. Each lowering lives in lowerings/<op>.py."""
 from __future__ import annotations
 
+import functools
 from typing import Dict, List, Optional
 
 LOWERINGS: Dict[str, "Lowering"] = {}
@@ -32,6 +33,7 @@ def lowering(*op_types: str):
     return register
 
 
+@functools.lru_cache(maxsize=1)  # called per node by the partitioner: scan the package once
 def load_all():
     """Imports every lowering module so their decorators fill LOWERINGS."""
     import importlib
