@@ -96,7 +96,7 @@ def find_int(queries, slots, keys, values, default):
 
 @njit(cache=True, nogil=True)
 def find_string(ids, offsets, data, slots, key_offsets, key_data, values, default):
-    """``ids``: the queries' positions in their string pool (``offsets``, ``data``)."""
+    """``ids``: the queries' positions in their strings (``offsets``, ``data``: see strings.string_at)."""
     flat = ids.ravel()
     out = np.empty(flat.shape[0], values.dtype)
     cap = slots.shape[0]

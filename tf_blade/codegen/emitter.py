@@ -20,7 +20,7 @@ class Value:
         return self.dtype == "string"
 
     @property
-    def off(self):                # string pool: offsets and bytes travel beside the ids array
+    def off(self):                # strings: their tstrings (kernels/strings.py) travel beside the ids
         return self.var + "_off"
 
     @property

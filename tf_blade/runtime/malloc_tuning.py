@@ -1,7 +1,7 @@
 """Keep per-call kernel buffers in the process: raise glibc malloc's mmap and trim thresholds.
 
 A fused kernel allocates and frees buffers of 100 KB to a few MB on every call (the columns'
-intermediate ids, the per-table outputs, the marshalled strings). glibc serves blocks above its
+intermediate ids, the per-table outputs). glibc serves blocks above its
 mmap threshold (128 KB, adjusted only by a heuristic) with a fresh mmap(), and gives the free top of
 an arena back to the OS past its trim threshold, so each call page-faults its buffers in again.
 Measured on criteo-fc at batch 4096 (docs/architecture.md): the kernel took 8.0 ms with glibc's
