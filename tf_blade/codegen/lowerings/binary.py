@@ -1,5 +1,5 @@
 """Broadcasting binary ops: comparisons (numeric, and string against a constant), arithmetic,
-min/max, logic, integer FloorMod and DivNoNan (0 where the divisor is 0). Known divergences of float Maximum/Minimum: a subnormal input comes back
+min/max, logic, FloorMod and DivNoNan (0 where the divisor is 0). Known divergences of float Maximum/Minimum: a subnormal input comes back
 unchanged, where TF's threads (denormals-are-zero) return 0.0; and the sign of a zero when 0.0
 meets -0.0, which TF itself decides by position (Eigen's vector path returns the second operand,
 its scalar tail the first)."""
@@ -32,8 +32,8 @@ class BinaryLowering(Lowering):
                 return "strings compare only against a constant"
         if node.op in ("RealDiv", "DivNoNan") and graph.dtype_of(node.inputs[0]) not in FLOAT:
             return "integer division (TF's division-by-zero rules differ from NumPy's)"
-        if node.op == "FloorMod" and graph.dtype_of(node.inputs[0]) not in (3, 9):
-            return "only int32/int64 (float FloorMod signs its zeros as fmod does, not NumPy)"
+        if node.op == "FloorMod" and graph.dtype_of(node.inputs[0]) not in (3, 9) + tuple(FLOAT):
+            return "only int32/int64/float32/float64"
         return unsupported_dtype(node)
 
     def emit(self, node, ins, em):
@@ -45,9 +45,15 @@ class BinaryLowering(Lowering):
             em.line(f"{out} = {eq}" if node.op == "Equal" else f"{out} = ~{eq}")
             return [out]
         em.call(1, f"{em.kernel('elementwise', 'broadcast_shape')}({a.var}.shape, {b.var}.shape, {a.rank}, {b.rank}, err)", True)
-        if node.op == "FloorMod":
+        if node.op == "FloorMod" and not node.out_dtypes[0].startswith("float"):
             em.call(0, f"{em.kernel('elementwise', 'check_divisors')}({a.var}.size, {b.var}, err)", True)
         expr = _EXPR[node.op].format(a=a.var, b=b.var)
+        if node.op == "FloorMod" and node.out_dtypes[0].startswith("float"):
+            # TF: fmod, moved to the divisor's sign unless it is 0. NumPy's % would also give
+            # that zero the divisor's sign; TF keeps fmod's (the dividend's).
+            rem = em.tmp()
+            em.line(f"{rem} = np.fmod({a.var}, {b.var})")
+            expr = f"np.where(({rem} != 0) & (({b.var} < 0) != ({rem} < 0)), {rem} + {b.var}, {rem})"
         if node.out_dtypes[0] != "bool":
             expr += f".astype(np.{node.out_dtypes[0]})"  # NumPy may widen small ints
         em.line(f"{out} = {expr}")
