@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Dict
 
+from ..codegen.registry import EFFECT_OPS
+
 
 def producer(spec, ref: str):
     """(node, output index) that makes ``ref``, or (None, None) for a cluster input."""
@@ -46,10 +48,12 @@ def replace_matches(spec, match, fused_op: str):
 
 
 def prune_dead_nodes(spec) -> dict:
-    """Drops nodes no output depends on and renumbers references."""
+    """Drops nodes no output (and no Assert: its effect is the error) depends on; renumbers
+    references."""
     nodes = spec["nodes"]
     live = set()
     stack = [r for r in spec["outputs"] if not r.startswith("in:")]
+    stack += [f"{k}:0" for k, node in enumerate(nodes) if node["op"] in EFFECT_OPS]
     while stack:
         k = int(stack.pop().split(":")[0])
         if k in live:

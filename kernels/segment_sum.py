@@ -1,4 +1,5 @@
-"""SegmentSum (sorted ids; output rows = last id + 1) and UnsortedSegmentSum (num_segments rows;
+"""SegmentSum and SegmentMax (sorted ids; output rows = last id + 1; an empty segment is 0, as
+in TF's sorted kernels) and UnsortedSegmentSum (num_segments rows;
 negative ids are dropped, as TF drops them) over a [n, inner] view of the data. Each check runs
 where TF's kernel runs it, so the first error is TF's. Float sums run in row order."""
 import numpy as np
@@ -8,7 +9,7 @@ from .errors import dims_text, int_text, set_error
 
 
 @njit(cache=True, nogil=True)
-def segment_sum(data, ids, err):
+def segment_sum(data, ids, err, take_max=False):
     n, inner = data.shape[0], data.shape[1]
     if ids.shape[0] != n:
         set_error(err, "segment_ids should be the same size as dimension 0 of input.")
@@ -32,7 +33,10 @@ def segment_sum(data, ids, err):
             return out
         for i in range(start, end):
             for j in range(inner):
-                out[seg, j] += data[i, j]
+                if not take_max:
+                    out[seg, j] += data[i, j]
+                elif i == start or data[i, j] > out[seg, j]:
+                    out[seg, j] = data[i, j]
         start = end
     return out
 

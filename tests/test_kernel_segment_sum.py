@@ -1,4 +1,4 @@
-"""kernels/segment_sum.py against tf.raw_ops.SegmentSum / UnsortedSegmentSum: random sorted ids
+"""kernels/segment_sum.py against tf.raw_ops.SegmentSum / SegmentMax / UnsortedSegmentSum: random sorted ids
 with gaps, unsorted and negative ids, ids past the end, and shape errors, with TF's message.
 Integers bit-exact; floats within 1e-6 relative (TF's Eigen reduction order)."""
 import numpy as np
@@ -9,9 +9,10 @@ from conftest import assert_matches_tf, run_kernel, run_tf
 from tf_blade.kernels.segment_sum import check_prefix, segment_sum, unsorted_segment_sum
 
 
-def check_sorted(data, ids):
-    want, tf_err = run_tf("SegmentSum", data=tf.constant(data), segment_ids=tf.constant(ids))
-    got, k_err = run_kernel(segment_sum, data.reshape(len(data), -1) if data.size else data.reshape(len(data), int(np.prod(data.shape[1:]))), ids)
+def check_sorted(data, ids, op="SegmentSum"):
+    want, tf_err = run_tf(op, data=tf.constant(data), segment_ids=tf.constant(ids))
+    view = data.reshape(len(data), int(np.prod(data.shape[1:])))
+    got, k_err = run_kernel(lambda d, i, err: segment_sum(d, i, err, op == "SegmentMax"), view, ids)
     if got is not None:
         got = got.reshape((got.shape[0],) + data.shape[1:])
     if data.dtype.kind == "f" and tf_err is None and k_err is None:
@@ -35,20 +36,25 @@ def check_unsorted(data, ids, num):
     assert_matches_tf(None if err[0] else got, error_text(err) if err[0] else None, want, tf_err, same_message=True)
 
 
-@pytest.mark.parametrize("dtype", [np.float32, np.int64])
-def test_segment_sum_random(rng, dtype):
+@pytest.mark.parametrize("op,dtype", [("SegmentSum", np.float32), ("SegmentSum", np.int64), ("SegmentMax", np.int64),
+                                      ("SegmentMax", np.int32)])
+def test_segment_sum_random(rng, op, dtype):
     for _ in range(40):
         n = int(rng.integers(0, 8))
         ids = np.sort(rng.integers(0, 6, n)).astype(np.int32)
         if n and rng.random() < 0.2:
             ids[rng.integers(0, n)] = rng.integers(-2, 8)  # breaks the order or goes negative
+        info = np.iinfo(dtype) if op == "SegmentMax" else None  # Max: extremes, negatives, gaps (empty = 0)
         data = rng.integers(-9, 9, (n, int(rng.integers(0, 3)), 2)).astype(dtype)
-        check_sorted(data, ids)
+        if info is not None and data.size:
+            data.flat[rng.integers(0, data.size, 2)] = [info.min, info.max]
+        check_sorted(data, ids, op)
 
 
+@pytest.mark.parametrize("op", ["SegmentSum", "SegmentMax"])
 @pytest.mark.parametrize("ids", [[0, 2, 1], [-1, 0, 1], [0, 1], [0, -1, -1]])
-def test_segment_sum_bad_ids(ids):
-    check_sorted(np.arange(3, dtype=np.float32), np.array(ids, np.int32))
+def test_segment_sum_bad_ids(ids, op):
+    check_sorted(np.arange(3, dtype=np.int64), np.array(ids, np.int32), op)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32])

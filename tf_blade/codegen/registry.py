@@ -5,6 +5,13 @@ import functools
 from typing import Dict, List, Optional
 
 LOWERINGS: Dict[str, "Lowering"] = {}
+# Ops whose effect is an error, not an output: kept however little reads them, and they make
+# their fused op stateful (runtime/bridge.py).
+EFFECT_OPS = frozenset({"Assert"})
+
+
+def has_effects(spec) -> bool:
+    return any(node["op"] in EFFECT_OPS for node in spec["nodes"])
 
 
 class Lowering:

@@ -3,6 +3,7 @@
 Order, and why:
 1. inline_calls      - signature bodies hide behind (Stateful)PartitionedCall; clustering must see them.
 2. refuse_training   - a graph that computes gradients needs the original ops for their gradients.
+   unguard_asserts   - tf.debugging asserts hide their Assert in an If; unwrapped, it can fuse.
 3. freeze_tables     - lookups on static tables become fusable (needs the inlined lookups);
                        the cluster pass puts back any frozen lookup it leaves unfused.
 4. cluster           - supported nodes -> cycle-free clusters (needs the inlined, final op set).
@@ -20,9 +21,11 @@ from typing import Callable, FrozenSet, List, Optional
 from ..graph.inline import inline_calls
 from ..codegen.dtypes import STRING, supported
 from ..graph.ir import Graph, from_graphdef, make_ref, parse_ref, to_graphdef
+from ..runtime.bridge import FUSED_OPS
 from . import fuse
 from .freeze_tables import freeze_tables, restore_unfused
 from .partition import partition
+from .unguard_asserts import unguard_asserts
 from .support import unsupported_reason
 
 
@@ -67,6 +70,11 @@ def refuse_training_pass(s: State):
         if any(h in node.op for h in _TRAINING_HINTS) or "gradients/" in node.name:
             s.report["left_alone"] = f"training graph: {node.op} {node.name} computes gradients"
             return False
+    return True
+
+
+def unguard_asserts_pass(s: State):
+    unguard_asserts(s.graph)
     return True
 
 
@@ -146,6 +154,7 @@ def prune_constants_pass(s: State):
 PIPELINE = [
     ("inline_calls", inline_pass),
     ("refuse_training", refuse_training_pass),
+    ("unguard_asserts", unguard_asserts_pass),
     ("freeze_tables", freeze_tables_pass),
     ("cluster", cluster_pass),
     ("compile_kernels", compile_pass),
@@ -194,7 +203,7 @@ def _after_dense_layers(graph: Graph):
 def _count_ops(graph: Graph) -> int:
     """Ops that do work: placeholders, constants and no-ops are not counted."""
     return sum(1 for n in graph.nodes.values()
-               if n.op not in ("Placeholder", "Const", "NoOp", "BladeFusedCall", "PyFuncStateless"))
+               if n.op not in ("Placeholder", "Const", "NoOp", "PyFuncStateless", "PyFunc") + FUSED_OPS)
 
 
 def _weight(graph: Graph, cluster) -> int:

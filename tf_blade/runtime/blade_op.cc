@@ -127,25 +127,33 @@ int64_t blade_fallback_count() {
 
 }  // extern "C"
 
-REGISTER_OP("BladeFusedCall")
-    .Input("args: Tin")
-    .Output("outs: Tout")
-    .Attr("Tin: list(type) >= 0")
-    .Attr("Tout: list(type) >= 0")
-    .Attr("out_ranks: list(int) >= 0")
-    .Attr("cluster: string")
-    .Attr("cluster_key: string")
-    .Attr("fallback: list(func) = []")  // the original subgraph; at most one
-    .SetShapeFn([](shape_inference::InferenceContext* c) {
-      std::vector<int32_t> ranks;
-      TF_RETURN_IF_ERROR(c->GetAttr("out_ranks", &ranks));
-      if (static_cast<int>(ranks.size()) != c->num_outputs())
-        return absl::InvalidArgumentError(absl::StrCat(
-            "out_ranks has ", ranks.size(), " entries, Tout has ", c->num_outputs()));
-      for (int i = 0; i < c->num_outputs(); ++i)
-        c->set_output(i, c->UnknownShapeOfRank(ranks[i]));
-      return absl::OkStatus();
-    });
+static absl::Status BladeFusedCallShape(shape_inference::InferenceContext* c) {
+  std::vector<int32_t> ranks;
+  TF_RETURN_IF_ERROR(c->GetAttr("out_ranks", &ranks));
+  if (static_cast<int>(ranks.size()) != c->num_outputs())
+    return absl::InvalidArgumentError(absl::StrCat(
+        "out_ranks has ", ranks.size(), " entries, Tout has ", c->num_outputs()));
+  for (int i = 0; i < c->num_outputs(); ++i)
+    c->set_output(i, c->UnknownShapeOfRank(ranks[i]));
+  return absl::OkStatus();
+}
+
+#define BLADE_FUSED_CALL_OP(op_name)                                          \
+  REGISTER_OP(op_name)                                                        \
+      .Input("args: Tin")                                                     \
+      .Output("outs: Tout")                                                   \
+      .Attr("Tin: list(type) >= 0")                                           \
+      .Attr("Tout: list(type) >= 0")                                          \
+      .Attr("out_ranks: list(int) >= 0")                                      \
+      .Attr("cluster: string")                                                \
+      .Attr("cluster_key: string")                                            \
+      .Attr("fallback: list(func) = []") /* the original subgraph; at most one */ \
+      .SetShapeFn(BladeFusedCallShape)
+
+BLADE_FUSED_CALL_OP("BladeFusedCall");
+// A cluster holding an Assert: its effect is the error, so Grappler must not prune it when no
+// output of it is read (it prunes stateless ops that only feed control edges).
+BLADE_FUSED_CALL_OP("BladeFusedCallStateful").SetIsStateful();
 
 class BladeFusedCallOp : public OpKernel {
  public:
@@ -339,3 +347,4 @@ class BladeFusedCallOp : public OpKernel {
 };
 
 REGISTER_KERNEL_BUILDER(Name("BladeFusedCall").Device(DEVICE_CPU), BladeFusedCallOp);
+REGISTER_KERNEL_BUILDER(Name("BladeFusedCallStateful").Device(DEVICE_CPU), BladeFusedCallOp);

@@ -4,6 +4,8 @@ native: a ``BladeFusedCall`` node (blade_op.cc). Its first run calls back into P
         the spec; afterwards every call goes straight to the Numba entry point, without the GIL.
 numpy:  a ``PyFuncStateless`` node (what tf.numpy_function builds) calling the same kernel body;
         ~20 us a call and holds the GIL, but needs no compiler. It lives only in this process.
+A cluster holding an Assert becomes the stateful twin of either op (``BladeFusedCallStateful``,
+``PyFunc``): Grappler would prune a stateless one whose outputs nobody reads.
 """
 from __future__ import annotations
 
@@ -15,12 +17,15 @@ import numpy as np
 
 from ..codegen.dtypes import STRING
 from ..codegen.parts import ref_meta
+from ..codegen.registry import has_effects
 from ..graph.ir import Node
 from ..kernels.errors import error_text, new_error_buffer
 from ..kernels.strings import tstrings_from_bytes
 from . import compiler
 
 log = logging.getLogger("tf_blade")
+FUSED_OPS = ("BladeFusedCall", "BladeFusedCallStateful")   # indexed by has_effects(spec)
+NUMPY_OPS = ("PyFuncStateless", "PyFunc")
 _native = None
 _native_error = None
 _lock = threading.Lock()
@@ -94,7 +99,7 @@ def native_node(name, spec, input_refs, output_refs, fallback=None) -> Node:
     raw = {"Tin": _list_attr(type=tin), "Tout": _list_attr(type=tout), "out_ranks": _list_attr(i=ranks),
            "cluster": _attr(s=text.encode()), "cluster_key": _attr(s=key.encode()),
            "fallback": _list_attr(func=[attr_value_pb2.NameAttrList(name=fallback)] if fallback else [])}
-    return Node(name=name, op="BladeFusedCall", inputs=list(input_refs), control_inputs=[],
+    return Node(name=name, op=FUSED_OPS[has_effects(spec)], inputs=list(input_refs), control_inputs=[],
                 attrs={"Tin": tin, "Tout": tout, "out_ranks": ranks, "cluster_key": key},
                 raw_attrs=raw, out_dtypes=tout, out_ranks=ranks)
 
@@ -144,6 +149,6 @@ def numpy_node(name, spec, input_refs, output_refs, keep_alive: list) -> Node:
     tin = [inp["dtype"] for inp in spec["inputs"]]
     tout = [d for d, _ in kernel.out_meta]
     raw = {"token": _attr(s=token.encode()), "Tin": _list_attr(type=tin), "Tout": _list_attr(type=tout)}
-    return Node(name=name, op="PyFuncStateless", inputs=list(input_refs), control_inputs=[],
+    return Node(name=name, op=NUMPY_OPS[has_effects(spec)], inputs=list(input_refs), control_inputs=[],
                 attrs={"Tin": tin, "Tout": tout}, raw_attrs=raw,
                 out_dtypes=tout, out_ranks=[r for _, r in kernel.out_meta])

@@ -6,14 +6,15 @@ from ..registry import Lowering, lowering
 from ._common import numeric_only
 
 _EXPR = {"Neg": "(-{x})", "Abs": "np.abs({x})", "Square": "({x} * {x})", "Sqrt": "np.sqrt({x})",
-         "LogicalNot": "(~{x})"}
+         "Floor": "np.floor({x})", "Ceil": "np.ceil({x})", "LogicalNot": "(~{x})"}
+_FLOAT_ONLY = ("Sqrt", "Floor", "Ceil")
 
 
 @lowering(*_EXPR)
 class UnaryLowering(Lowering):
     def check(self, node, graph):
-        if node.op == "Sqrt" and graph.dtype_of(node.inputs[0]) not in FLOAT:
-            return "only float Sqrt"
+        if node.op in _FLOAT_ONLY and graph.dtype_of(node.inputs[0]) not in FLOAT:
+            return "integer input (TF has no such kernel)"
         return numeric_only(node, graph)
 
     def emit(self, node, ins, em):
