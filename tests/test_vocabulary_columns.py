@@ -1,8 +1,10 @@
 """Vocabulary lookups (issue 3/4): LookupTableFindV2 / LookupTableSizeV2 on static tables are
 frozen into the fused op (passes/freeze_tables.py). Columns with_vocabulary_list (string with
 OOV hash buckets, int64 with a default) and with_vocabulary_file, a vocabulary large enough that
-its index enters as fused-op inputs, a SavedModel round trip (restored tables), and a mutable
-table, which must stay in TF. Results bit-exact against TF."""
+its index enters as fused-op inputs, a SavedModel round trip (restored tables), a serving
+process whose kernel cannot compile (the fused op answers with the original lookups, reading the
+tables it was handed for that), and a mutable table, which must stay in TF. Results bit-exact
+against TF."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -71,7 +73,7 @@ def test_vocabulary_columns_match_tensorflow(models, rng, n):
 def test_saved_model_round_trip_freezes_restored_tables(models, rng):
     module, _, tmp = models
     tf.saved_model.save(module, str(tmp / "original"), signatures={"serving_default": module.serve.get_concrete_function()})
-    opt = tf_blade.optimize(str(tmp / "original"))
+    opt = tf_blade.optimize(str(tmp / "original"), str(tmp / "reoptimized"))  # saves the restored tables too
     fn = opt.signatures["serving_default"]
     assert not LOOKUP_OPS & set(op_counts(fn))
     x = _batch(rng, 64)
@@ -80,6 +82,40 @@ def test_saved_model_round_trip_freezes_restored_tables(models, rng):
     np.testing.assert_array_equal(module.serve(x).numpy(), fn(*[x[k] for k in sorted(x)])[key].numpy())
     reloaded = tf.saved_model.load(str(tmp / "optimized"))  # the SavedModel optimize() wrote
     assert np.array_equal(module.serve(x).numpy(), reloaded.signatures["serve"](**{"x_" + k: v for k, v in x.items()})["output_0"].numpy())
+    again = tf.saved_model.load(str(tmp / "reoptimized")).signatures["serving_default"]
+    names = sorted(again.structured_input_signature[1])  # x, x_1, x_2 as above, keywords only now
+    np.testing.assert_array_equal(module.serve(x).numpy(), again(**dict(zip(names, [x[k] for k in sorted(x)])))[key].numpy())
+
+
+_SERVE_WITHOUT_KERNEL = """
+import sys
+import numpy as np, tensorflow as tf
+import tf_blade
+from tf_blade.runtime import bridge
+native = bridge.native_bridge()
+def compile_fails(spec, dtypes, ranks):
+    raise RuntimeError("injected: no compiler here")
+native.set_compile_callback(compile_fails)
+io = np.load(sys.argv[1] + "/io.npz", allow_pickle=True)
+serve = tf.saved_model.load(sys.argv[1] + "/optimized").signatures["serve"]
+got = serve(**{"x_" + k: tf.constant(io[k]) for k in ("s", "i", "f")})["output_0"].numpy()
+np.testing.assert_array_equal(got, io["expected"])
+print("SERVED", native.fallback_count())
+"""
+
+
+def test_frozen_lookups_fall_back_to_the_tables_when_the_kernel_cannot_compile(models, rng):
+    import os
+    import subprocess
+    import sys
+    module, _, tmp = models
+    x = _batch(rng, 40)
+    np.savez(tmp / "io.npz", expected=module.serve(x).numpy(), **{k: v.numpy() for k, v in x.items()})
+    result = subprocess.run([sys.executable, "-c", _SERVE_WITHOUT_KERNEL, str(tmp)], capture_output=True, text=True,
+                            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="1"), timeout=600)
+    assert result.returncode == 0 and "SERVED 1" in result.stdout, result.stderr[-3000:]
+    logged = [line for line in result.stderr.splitlines() if "runs its original TensorFlow ops" in line]
+    assert len(logged) == 1 and "injected: no compiler here" in logged[0], result.stderr[-3000:]
 
 
 def test_mutable_table_stays_in_tensorflow():

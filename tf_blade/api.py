@@ -9,7 +9,7 @@ import time
 
 import tensorflow as tf
 
-from .graph.frontend import (collect_variables, export_table, function_io, rebuild, static_table_handles,
+from .graph.frontend import (collect_variables, export_table, function_io, rebuild, static_table_handles, static_tables,
                              variable_shapes)
 from .passes.pipeline import Options, run_pipeline
 from .report import Report
@@ -64,7 +64,7 @@ def optimize(model, output_dir=None, *, bridge=None, min_cluster_size=2, allow_o
                 saved[name] = _function_to_save(cf, signatures[name], variables, chosen, options, root)
     optimized = OptimizedModel(signatures, functions, variables, report, keep_alive)
     if output_dir is not None:
-        _save(saved, variables, output_dir, report)
+        _save(saved, variables, static_tables(root), output_dir, report)
     return optimized
 
 
@@ -113,9 +113,10 @@ def _function_to_save(cf, optimized_cf, variables, bridge, options, root):
     return cf
 
 
-def _save(functions, variables, output_dir, report):
+def _save(functions, variables, tables, output_dir, report):
     holder = tf.Module(name="tf_blade_saved")
     holder.blade_variables = list(variables)
+    holder.blade_tables = list(tables)  # fused ops hand them to their fallback; unfused lookups read them
     holder.blade_functions = dict(functions)
     signatures = {name: cf for name, cf in functions.items() if _is_signature_compatible(cf)}
     tf.saved_model.save(holder, output_dir, signatures=signatures or None)

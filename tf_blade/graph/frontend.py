@@ -127,21 +127,24 @@ def _is_static_table(obj) -> bool:
     return "HashTableV2" in ops and not any("Mutable" in op for op in ops)
 
 
-def static_table_handles(root, cf):
-    """Captured-placeholder name -> table handle, for the static tables ``cf`` looks up (their
-    contents can be frozen into a kernel). Tables are found through ``root``'s object graph."""
+def static_tables(root):
+    """The static tables (trackable objects) in ``root``'s object graph."""
     if root is None:
-        return {}
-    handles = {}
+        return []
     try:
         objects = tf.train.TrackableView(root).descendants()
     except (TypeError, AttributeError, ValueError):
-        return {}
-    for obj in objects:
-        if not _is_static_table(obj):
-            continue
+        return []
+    return [obj for obj in objects if _is_static_table(obj)]
+
+
+def static_table_handles(root, cf):
+    """Captured-placeholder name -> table handle, for the static tables ``cf`` looks up (their
+    contents can be frozen into a kernel)."""
+    handles = {}
+    for table in static_tables(root):
         try:
-            handles[id(obj.resource_handle)] = obj.resource_handle
+            handles[id(table.resource_handle)] = table.resource_handle
         except (AttributeError, ValueError, RuntimeError):
             continue
     return {internal.op.name: external for external, internal in cf.graph.captures if id(external) in handles}

@@ -6,11 +6,10 @@ by the ops it replaced instead of failing.
 """
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import Dict, List, Optional
 
-from ..graph.ir import Graph, parse_ref
+from ..graph.ir import Graph, Node, parse_ref
 
-FROZEN_OPS = ("_BladeTableFind",)   # ops of our own with no TF kernel (passes/freeze_tables.py)
 PREFIX = "blade_fallback_"
 
 
@@ -18,12 +17,24 @@ def is_fallback(function_name: str) -> bool:
     return function_name.startswith(PREFIX)
 
 
+def frozen_table_handles(cluster: List[str], frozen: Dict[str, Node]) -> List[str]:
+    """The table handles the original lookups of ``cluster``'s frozen ones read (one ref per
+    table): the fused op takes them as extra inputs for its fallback alone."""
+    handles = []
+    for m in cluster:
+        if m in frozen and frozen[m].inputs[0] not in handles:
+            handles.append(frozen[m].inputs[0])
+    return handles
+
+
 def add_fallback_function(graph: Graph, cluster: List[str], input_refs, input_dtypes, output_refs,
-                          key: str) -> Optional[str]:
+                          key: str, frozen: Optional[Dict[str, Node]] = None) -> Optional[str]:
     """Adds ``blade_fallback_<key>`` to ``graph.library`` and returns that name: inputs ``input_refs`` (typed as the fused op takes
-    them), the cluster's nodes and the constants they read, outputs ``output_refs``. Returns
-    None for a cluster holding a frozen table lookup, which has no TF op to fall back on."""
-    if any(graph.nodes[m].op in FROZEN_OPS for m in cluster) or graph.library is None:
+    them), the cluster's nodes and the constants they read, outputs ``output_refs``. A frozen
+    lookup (``frozen``: node name -> the LookupTableFindV2 it replaced) is put back as it was;
+    its table handle must be among ``input_refs``."""
+    frozen = frozen or {}
+    if graph.library is None:
         return None
     name = PREFIX + key
     if any(f.signature.name == name for f in graph.library.function):
@@ -41,14 +52,15 @@ def add_fallback_function(graph: Graph, cluster: List[str], input_refs, input_dt
         nd.attr["dtype"].type = dtype
         args[ref] = nd.name
     members = set(cluster)
+    original = {m: frozen.get(m, graph.nodes[m]) for m in cluster}
     consts = []   # small constants the spec copied in; large ones are inputs already
     for m in cluster:
-        for ref in graph.nodes[m].inputs:
+        for ref in original[m].inputs:
             producer = parse_ref(ref)[0]
             if ref not in args and producer not in members and producer not in consts:
                 consts.append(producer)
     for n in consts + list(cluster):
-        node = graph.nodes[n]
+        node = original.get(n) or graph.nodes[n]
         nd = sub.node.add(name=n, op=node.op, device=node.device)
         nd.input.extend([args.get(r, r) for r in node.inputs]
                         + ["^" + c for c in node.control_inputs if c in members])

@@ -11,7 +11,7 @@ from typing import Dict, List
 
 from ..codegen.dtypes import RESOURCE
 from ..graph.ir import Graph, Node, make_ref
-from .fallback import add_fallback_function
+from .fallback import add_fallback_function, frozen_table_handles
 
 MAX_INLINED_CONST_ELEMENTS = 1024  # larger constants (frozen tables) stay graph inputs
 
@@ -81,9 +81,10 @@ def spec_text(spec) -> str:
     return json.dumps(spec, sort_keys=True, separators=(",", ":"))
 
 
-def replace_cluster(graph: Graph, cluster: List[str], fused_name: str, make_fused_node, fetches=()):
+def replace_cluster(graph: Graph, cluster: List[str], fused_name: str, make_fused_node, fetches=(), frozen=None):
     """Swaps ``cluster`` for the node ``make_fused_node(name, spec, input_refs, output_refs)``
-    returns, rewiring data and control edges; returns that node and {old ref: new ref}."""
+    returns, rewiring data and control edges; returns that node and {old ref: new ref}.
+    ``frozen``: the original lookups of frozen tables (passes/freeze_tables.py), for the fallback."""
     members = set(cluster)
     spec, input_refs, output_refs = build_spec(graph, cluster, fetches)
     if not getattr(make_fused_node, "takes_resources", False):  # the numpy bridge needs values
@@ -93,8 +94,11 @@ def replace_cluster(graph: Graph, cluster: List[str], fused_name: str, make_fuse
     extra = {}
     if getattr(make_fused_node, "takes_fallback", False):
         from ..runtime.compiler import spec_key
-        extra["fallback"] = add_fallback_function(graph, cluster, input_refs, fused_input_dtypes(spec),
-                                                  output_refs, spec_key(spec_text(spec)))
+        handles = frozen_table_handles(cluster, frozen or {})
+        extra["fallback"] = add_fallback_function(graph, cluster, input_refs + handles,
+                                                  fused_input_dtypes(spec) + [RESOURCE] * len(handles),
+                                                  output_refs, spec_key(spec_text(spec)), frozen)
+        extra["fallback_inputs"] = handles
     fused = make_fused_node(fused_name, spec, input_refs, output_refs, **extra)
     fused.control_inputs = sorted({c for m in cluster for c in graph.nodes[m].control_inputs
                                    if c not in members})

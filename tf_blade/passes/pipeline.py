@@ -139,7 +139,7 @@ def fuse_pass(s: State):
     for i, cluster in enumerate(s.clusters):
         op_types = collections.Counter(s.graph.nodes[m].op for m in cluster)
         name = s.graph.unique_name(f"blade_cluster_{i}")
-        node, renamed = fuse.replace_cluster(s.graph, cluster, name, s.make_fused_node, s.fetches)
+        node, renamed = fuse.replace_cluster(s.graph, cluster, name, s.make_fused_node, s.fetches, s.frozen_tables)
         s.fetches = [renamed.get(r, r) for r in s.fetches]
         fused.append({"name": name, "op": node.op, "tf_ops": len(cluster), "op_types": dict(op_types)})
     s.report["clusters"] = fused

@@ -148,6 +148,7 @@ static absl::Status BladeFusedCallShape(shape_inference::InferenceContext* c) {
       .Attr("cluster: string")                                                \
       .Attr("cluster_key: string")                                            \
       .Attr("fallback: list(func) = []") /* the original subgraph; at most one */ \
+      .Attr("fallback_inputs: int = 0") /* trailing inputs only it reads */    \
       .SetShapeFn(BladeFusedCallShape)
 
 BLADE_FUSED_CALL_OP("BladeFusedCall");
@@ -162,6 +163,9 @@ class BladeFusedCallOp : public OpKernel {
     OP_REQUIRES_OK(c, c->GetAttr("cluster", &cluster_));
     OP_REQUIRES_OK(c, c->GetAttr("cluster_key", &cluster_key_));
     OP_REQUIRES_OK(c, c->GetAttr("fallback", &fallback_));
+    OP_REQUIRES_OK(c, c->GetAttr("fallback_inputs", &fallback_inputs_));
+    OP_REQUIRES(c, fallback_inputs_ >= 0 && fallback_inputs_ <= c->num_inputs(),
+                absl::InvalidArgumentError("fallback_inputs out of range"));
     OP_REQUIRES(c, fallback_.size() <= 1,
                 absl::InvalidArgumentError("fallback lists more than one function"));
     OP_REQUIRES(c, static_cast<int>(out_ranks_.size()) == c->num_outputs(),
@@ -169,7 +173,9 @@ class BladeFusedCallOp : public OpKernel {
   }
 
   void Compute(OpKernelContext* ctx) override {
-    const int n_in = ctx->num_inputs();
+    // The last fallback_inputs_ inputs (the static tables a frozen lookup replaced) are only
+    // for the original ops; the kernel never sees them.
+    const int n_in = ctx->num_inputs() - fallback_inputs_;
     // A resource input is an embedding table: read it in place under a shared lock, as
     // ResourceGather does. (A ReadVariableOp would copy the whole table on every call once a
     // sparse read has put the variable in copy-on-read mode.)
@@ -342,6 +348,7 @@ class BladeFusedCallOp : public OpKernel {
   std::string cluster_;
   std::string cluster_key_;
   std::vector<NameAttrList> fallback_;
+  int fallback_inputs_ = 0;
   std::mutex fallback_mu_;
   std::unordered_map<FunctionLibraryRuntime*, FunctionLibraryRuntime::Handle> fallback_handles_;
 };

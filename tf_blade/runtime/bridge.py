@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from ..codegen.dtypes import STRING
+from ..codegen.dtypes import RESOURCE, STRING
 from ..codegen.parts import ref_meta
 from ..codegen.registry import has_effects
 from ..graph.ir import Node
@@ -85,21 +85,24 @@ def _list_attr(**kw):
     return _attr(list=attr_value_pb2.AttrValue.ListValue(**kw))
 
 
-def native_node(name, spec, input_refs, output_refs, fallback=None) -> Node:
+def native_node(name, spec, input_refs, output_refs, fallback=None, fallback_inputs=()) -> Node:
     """A BladeFusedCall node; embedding tables arrive as resource handles, read in place.
-    ``fallback``: the library function holding the cluster's original ops, if it has one."""
+    ``fallback``: the library function holding the cluster's original ops, if it has one;
+    ``fallback_inputs``: refs only that function reads (static table handles), passed last."""
     from tensorflow.core.framework import attr_value_pb2
     from ..passes.fuse import fused_input_dtypes, spec_text
     text = spec_text(spec)
     meta = _out_meta(spec)
-    tin = fused_input_dtypes(spec)
+    fallback_inputs = list(fallback_inputs) if fallback else []
+    tin = fused_input_dtypes(spec) + [RESOURCE] * len(fallback_inputs)
     tout = [d for d, _ in meta]
     ranks = [r for _, r in meta]
     key = compiler.spec_key(text)
     raw = {"Tin": _list_attr(type=tin), "Tout": _list_attr(type=tout), "out_ranks": _list_attr(i=ranks),
            "cluster": _attr(s=text.encode()), "cluster_key": _attr(s=key.encode()),
-           "fallback": _list_attr(func=[attr_value_pb2.NameAttrList(name=fallback)] if fallback else [])}
-    return Node(name=name, op=FUSED_OPS[has_effects(spec)], inputs=list(input_refs), control_inputs=[],
+           "fallback": _list_attr(func=[attr_value_pb2.NameAttrList(name=fallback)] if fallback else []),
+           "fallback_inputs": _attr(i=len(fallback_inputs))}
+    return Node(name=name, op=FUSED_OPS[has_effects(spec)], inputs=list(input_refs) + fallback_inputs, control_inputs=[],
                 attrs={"Tin": tin, "Tout": tout, "out_ranks": ranks, "cluster_key": key},
                 raw_attrs=raw, out_dtypes=tout, out_ranks=ranks)
 
