@@ -58,7 +58,7 @@ class Emitter:
     def check(self):
         """Stops the body when the last kernel rejected its input."""
         self.line("if err[0] != 0:")
-        self.line(f"    k_errors.add_context(err, {self.node_name!r})")
+        self.line(f"    {add_context_call(self.node_name)}")
         self.line(f"    return {self.fail_expr}")
 
     def share_pool(self, out: str, source: Value):
@@ -88,6 +88,12 @@ class Emitter:
             return f"np.ascontiguousarray({flat}).reshape((1,))"
         dims = ", ".join(f"{shape}[{i}]" for i in range(rank))
         return f"np.ascontiguousarray({flat}).reshape(({dims},))"
+
+
+def add_context_call(node_name: str) -> str:
+    """The line that names ``node_name`` in the error. str() makes the name a plain string: a
+    literal would type as Literal[str] and compile add_context once per distinct name."""
+    return f"k_errors.add_context(err, str({node_name!r}))"
 
 
 def empty_expr(dtype: str, rank: int) -> str:

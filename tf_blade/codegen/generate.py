@@ -11,7 +11,7 @@ import hashlib
 from typing import Dict, List
 
 from .dtypes import STRING, numpy_name
-from .emitter import Emitter, Value, empty_expr
+from .emitter import Emitter, Value, add_context_call, empty_expr
 from .parts import Part, decompose, ref_meta
 from .registry import load_all
 from ..feature_column.spec import const_values
@@ -131,20 +131,24 @@ def generate(spec: dict):
         calls = [_part_args(spec, parts[i], values, lowerings) for i in members]
         names = [spec["nodes"][parts[i].nodes[-1]]["name"] for i in members]
         if parallel and len(members) > 1:
-            group, source = _group_module(template, len(calls[0]), len(members),
-                                          _fail_tuple(spec, parts[members[0]].outputs))
+            group, source = _group_module(template, len(calls[0]), _fail_tuple(spec, parts[members[0]].outputs))
             templates[group] = source
-            out.append(f"g{n}, failed{n} = {group}.group({', '.join('(' + ''.join(a + ', ' for a in col) + ')' for col in zip(*calls))}, err)")
-            results = [f"g{n}[{j}]" for j in range(len(members))]
-            out += ["if err[0] != 0:",
-                    f"    k_errors.add_context(err, {tuple(names)!r}[failed{n}])",
-                    "    return FAIL"]
+            results = []
+            for c in range(0, len(members), GROUP_SIZE):  # chunks run in order: the first error is the first part's
+                chunk = calls[c:c + GROUP_SIZE]
+                padded = chunk + [chunk[0]] * (GROUP_SIZE - len(chunk))  # slots past n are never run
+                g = f"g{n}_{c}"
+                out.append(f"{g}, failed_{g} = {group}.group({', '.join('(' + ''.join(a + ', ' for a in col) + ')' for col in zip(*padded))}, np.int64({len(chunk)}), err)")
+                results += [f"{g}[{j}]" for j in range(len(chunk))]
+                out += ["if err[0] != 0:",
+                        f"    k_errors.add_context(err, {tuple(names[c:c + GROUP_SIZE])!r}[failed_{g}])",
+                        "    return FAIL"]
         else:
             results = []
             for j, (args, name) in enumerate(zip(calls, names)):
                 out += [f"r{n}_{j} = {template}.part({', '.join(args + ['err'])})",
                         "if err[0] != 0:",
-                        f"    k_errors.add_context(err, {name!r})",
+                        f"    {add_context_call(name)}",
                         "    return FAIL"]
                 results.append(f"r{n}_{j}")
         for j, (i, result) in enumerate(zip(members, results)):
@@ -178,6 +182,11 @@ def generate(spec: dict):
     src += _native_entry(spec, out_meta, {pos: (axis, spec["nodes"][parts[i].nodes[-1]]["name"])
                                           for i, (pos, axis) in deferred.items()})
     return "\n".join(src), templates
+
+
+# Parts per parallel group call. A group compiles per tuple length (26 columns: 17 s, 8: 8 s),
+# so one fixed length serves every layer width; a wider step takes a few calls (~3 us each).
+GROUP_SIZE = 8
 
 
 def _with_fail(lines, fail: str) -> List[str]:
@@ -224,7 +233,9 @@ def _part_args(spec, part: Part, values, lowerings) -> List[str]:
     args = [x for ref in part.inputs for x in _vars(values[ref])]
     for k in part.nodes:
         raw = spec["nodes"][k]
-        args += [repr(raw["attrs"][a]) for a in getattr(lowerings[raw["op"]], "runtime_attrs", ())]
+        # np.int64(): a bare literal types as Literal[int], and a tuple of literals would give
+        # each group call its own compile
+        args += [f"np.int64({raw['attrs'][a]!r})" for a in getattr(lowerings[raw["op"]], "runtime_attrs", ())]
     return args
 
 
@@ -232,13 +243,13 @@ def _fail_tuple(spec, refs) -> str:
     return "(" + "".join(_empty(*_meta(spec, r)) + ", " for r in refs) + ")"
 
 
-def _group_module(template: str, n_args: int, n_parts: int, fail: str):
-    """(module name, source) of ``group``: one template over ``n_parts`` parts at once, one part
-    per TBB task. Each argument is a tuple over the parts; each part reports into its own error
-    buffer and the first failing part (in graph order, so the message does not depend on timing)
-    becomes the call's error; its index comes back for the caller to name. A module of its own,
-    named by its source: the slow parallel compile happens once per (template, part count), not
-    once per model."""
+def _group_module(template: str, n_args: int, fail: str):
+    """(module name, source) of ``group``: one template over up to GROUP_SIZE parts at once, one
+    part per TBB task. Each argument is a GROUP_SIZE-tuple over the parts, of which the first
+    ``n`` run; each part reports into its own error buffer and the first failing part (in graph
+    order, so the message does not depend on timing) becomes the call's error; its index comes
+    back for the caller to name. A module of its own, named by its source, so its slow parallel
+    compile (~8 s) happens once per template, whatever the number of columns or the model."""
     q = [f"q{i}" for i in range(n_args)]
     source = "\n".join([
         "# Generated by tf_blade; safe to delete (it is regenerated).",
@@ -248,8 +259,7 @@ def _group_module(template: str, n_args: int, n_parts: int, fail: str):
         f"import {template}",
         "", "",
         "@njit(cache=True, nogil=True, parallel=True)",
-        f"def group({', '.join(q + ['err'])}):",
-        f"    n = {n_parts}",
+        f"def group({', '.join(q + ['n', 'err'])}):",
         "    errs = np.zeros((n, err.shape[0]), np.uint8)",
         "    outs = List()",
         "    for i in range(n):",
@@ -308,7 +318,7 @@ def _native_entry(spec, out_meta, deferred) -> List[str]:
             axis, name = deferred[k]
             lines += [f"    shape{k}, outer{k}, width{k} = k_concat.concat_shape(outs[{k}], {axis}, err)",
                       "    if err[0] != 0:",
-                      f"        k_errors.add_context(err, {name!r})",
+                      f"        {add_context_call(name)}",
                       "        return 1"]
             dims = [f"shape{k}[{d}]" for d in range(rank)]
             nonempty = f"outer{k} * width{k} > 0"
