@@ -4,6 +4,8 @@ Order, and why:
 1. inline_calls      - signature bodies hide behind (Stateful)PartitionedCall; clustering must see them.
 2. refuse_training   - a graph that computes gradients needs the original ops for their gradients.
    unguard_asserts   - tf.debugging asserts hide their Assert in an If; unwrapped, it can fuse.
+   constant_control_edges - control edges on constants move to their consumers (else the
+                       constant, never clustered, splits the clusters on either side).
 3. freeze_tables     - lookups on static tables become fusable (needs the inlined lookups);
                        the cluster pass puts back any frozen lookup it leaves unfused.
 4. cluster           - supported nodes -> cycle-free clusters (needs the inlined, final op set).
@@ -24,6 +26,7 @@ from ..graph.ir import Graph, from_graphdef, make_ref, parse_ref, to_graphdef
 from ..runtime.bridge import FUSED_OPS
 from . import fuse
 from .freeze_tables import freeze_tables, restore_unfused
+from .constant_control_edges import move_constant_control_edges
 from .partition import partition
 from .unguard_asserts import unguard_asserts
 from .support import unsupported_reason
@@ -75,6 +78,11 @@ def refuse_training_pass(s: State):
 
 def unguard_asserts_pass(s: State):
     unguard_asserts(s.graph)
+    return True
+
+
+def constant_control_edges_pass(s: State):
+    move_constant_control_edges(s.graph)
     return True
 
 
@@ -155,6 +163,7 @@ PIPELINE = [
     ("inline_calls", inline_pass),
     ("refuse_training", refuse_training_pass),
     ("unguard_asserts", unguard_asserts_pass),
+    ("constant_control_edges", constant_control_edges_pass),
     ("freeze_tables", freeze_tables_pass),
     ("cluster", cluster_pass),
     ("compile_kernels", compile_pass),
