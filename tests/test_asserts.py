@@ -49,3 +49,37 @@ def test_asserts_behave_as_in_tf(fused, ids, weights):
         except tf.errors.InvalidArgumentError as e:
             outcomes.append(re.search(r"assertion failed: [^\n]*", e.message).group(0))
     assert outcomes[0] == outcomes[1]
+
+
+_FALLBACK = """
+import numpy as np, tensorflow as tf
+import tf_blade
+from tf_blade.runtime import bridge
+@tf.function(input_signature=[tf.TensorSpec([None], tf.int64), tf.TensorSpec([None], tf.float32)])
+def checked(ids, weights):  # as above: the int assert's cluster has no output at all
+    with tf.control_dependencies([tf.debugging.assert_less(ids, tf.constant(10, tf.int64)),
+                                  tf.debugging.assert_non_negative(weights)]):
+        doubled = tf.identity(ids * 2)
+    return {"out": doubled + 1, "picked": tf.cond(tf.size(ids) > 2, lambda: weights * 2.0, lambda: weights)}
+fused = tf_blade.optimize(checked, bridge="native", min_cluster_size=1).signatures["serving_default"]
+native = bridge.native_bridge()
+def compile_fails(spec, dtypes, ranks):
+    raise RuntimeError("injected")
+native.set_compile_callback(compile_fails)  # every fused op runs its original ops
+print("OK", fused(tf.constant([1, 2], tf.int64), tf.constant([1.0, 1.0]))["out"].numpy().tolist())
+try:
+    fused(tf.constant([1, 12], tf.int64), tf.constant([1.0, 1.0]))
+    print("NOT RAISED")
+except tf.errors.InvalidArgumentError as e:
+    print("RAISED", "assertion failed" in e.message, native.fallback_count() > 0)
+"""
+
+
+def test_the_fallback_of_an_assert_cluster_still_asserts():
+    """The original ops of a cluster holding an Assert (no output) keep it as a control output."""
+    import os
+    import subprocess
+    import sys
+    result = subprocess.run([sys.executable, "-c", _FALLBACK], capture_output=True, text=True, timeout=600,
+                            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
+    assert "OK [3, 5]" in result.stdout and "RAISED True True" in result.stdout, result.stdout + result.stderr[-3000:]

@@ -103,18 +103,32 @@ def test_without_parallel_columns_results_are_the_same(tmp_path):
 
 
 # A serving process whose kernel cannot be used: the compile callback fails (a broken Numba or
-# compiler in production), or it hands back an entry point that breaks the op's contract (here
-# one that returns success without allocating any output).
+# compiler in production), it hands back an entry point that breaks the op's contract (here
+# one that returns success without allocating any output), or one whose first answer differs
+# from the original ops' (an output of the wrong shape, or of the right shape but all zeros).
 _SERVE_SAVED = textwrap.dedent("""
     import sys
     import numba, numpy as np, tensorflow as tf
     import tf_blade
     from tf_blade.runtime import bridge
+    from tf_blade.runtime.abi import ENTRY_SIG, MAX_RANK, call_alloc, ptr_from_int
     native = bridge.native_bridge()
     if sys.argv[2] == "compile":
         def compile_fails(spec, dtypes, ranks):
             raise RuntimeError("injected: LLVM ran out of memory")
         native.set_compile_callback(compile_fails)
+    elif sys.argv[2] in ("shape", "values"):
+        right_shape = sys.argv[2] == "values"
+        @numba.cfunc(ENTRY_SIG)
+        def wrong_answer(ins, shapes, ctx, alloc, err):
+            dims = np.zeros(MAX_RANK, np.int64)
+            if right_shape:  # [batch, 2 columns x dim 4]
+                dims[0], dims[1] = shapes[0], 8
+            addr = call_alloc(alloc, ctx, 0, 2, dims.ctypes.data)
+            if addr != 0 and right_shape:
+                numba.carray(ptr_from_int(addr, np.float32), (dims[0] * 8,))[:] = 0.0
+            return 0
+        native.set_compile_callback(lambda spec, dtypes, ranks: wrong_answer.address)
     else:
         sig = numba.types.int64(*[numba.types.voidptr] * 5)
         allocates_nothing = numba.cfunc(sig)(lambda ins, shapes, ctx, alloc, err: 0)
@@ -129,7 +143,7 @@ _SERVE_SAVED = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("failure", ["compile", "contract"])
+@pytest.mark.parametrize("failure", ["compile", "contract", "shape", "values"])
 def test_unusable_kernel_in_a_serving_process_runs_the_original_ops(module, tmp_path, rng, failure):
     opt = tf_blade.optimize(module.serve, str(tmp_path / "model"), bridge="native")
     fn = opt.signatures["serving_default"]
@@ -144,8 +158,10 @@ def test_unusable_kernel_in_a_serving_process_runs_the_original_ops(module, tmp_
     assert result.returncode == 0 and "SERVED 1 " in result.stdout, result.stderr[-3000:]
     logged = [line for line in result.stderr.splitlines() if "runs its original TensorFlow ops" in line]
     assert len(logged) == 1, result.stderr[-3000:]  # once, although three requests fell back
-    reason = "injected: LLVM ran out of memory" if failure == "compile" else "did not allocate output 0"
-    assert reason in logged[0]
+    reason = {"compile": "injected: LLVM ran out of memory", "contract": "did not allocate output 0",
+              "shape": "its first run differs from the original ops: output 0 is float[0,0]",
+              "values": "its first run differs from the original ops: output 0 differs at flat element"}[failure]
+    assert reason in logged[0], logged[0]
 
 
 def test_bad_input_is_still_the_callers_error_and_does_not_fall_back(module, rng):

@@ -106,7 +106,20 @@ def rebuild(cf, graph_def, variables, fetches):
         [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
     specs = [tf.TensorSpec(p.shape, p.dtype, name=n) for p, n in zip(placeholders, names)]
     fn = tf.function(body, input_signature=specs, autograph=False)
-    return fn, fn.get_concrete_function()
+    concrete = fn.get_concrete_function()
+    _register_fallbacks(graph_def)
+    return fn, concrete
+
+
+def _register_fallbacks(graph_def):
+    """A fused op's fallback function is named only in an attr, so calling the function does not
+    register it with the runtime (a SavedModel carries it in its library): register it here."""
+    from tensorflow.python.eager import context
+    from ..passes.fallback import is_fallback
+    ctx = context.context()
+    for fdef in graph_def.library.function:
+        if is_fallback(fdef.signature.name) and not ctx.has_function(fdef.signature.name):
+            ctx.add_function_def(fdef)
 
 
 _STATIC_TABLES = {"StaticHashTable", "StaticHashTableV1", "StaticVocabularyTable", "StaticVocabularyTableV1"}

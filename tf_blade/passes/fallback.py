@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
+from ..codegen.registry import EFFECT_OPS
 from ..graph.ir import Graph, Node, parse_ref
 
 PREFIX = "blade_fallback_"
@@ -75,5 +76,9 @@ def add_fallback_function(graph: Graph, cluster: List[str], input_refs, input_dt
         g, [op for op in g.get_operations() if op.name not in args.values()],
         [tensor(a) for a in args.values()], [tensor(r) for r in output_refs])
     fdef.signature.name = name
+    for n in cluster:  # an Assert has no output to fetch: a control output keeps it running
+        if graph.nodes[n].op in EFFECT_OPS:
+            fdef.signature.control_output.append(n)
+            fdef.control_ret[n] = n
     graph.library.function.add().CopyFrom(fdef)
     return name

@@ -1,14 +1,19 @@
 // BladeFusedCall: a generic CPU op that runs a Numba-compiled kernel through a
 // plain C function pointer. Python is only involved on the first call for a
 // dispatch key (the compile callback); the steady-state path never takes the GIL.
-// A cluster whose kernel fails to compile, or breaks the op's contract on a run, runs the
-// original TF subgraph (the `fallback` function) from then on, logged once.
+// A cluster whose kernel fails to compile, breaks the op's contract on a run, or answers its
+// first run differently from the original TF subgraph (the `fallback` function) runs that
+// subgraph from then on, logged once.
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -41,8 +46,57 @@ std::mutex g_compile_mu;  // serialises compiles (held across the callback)
 std::unordered_map<std::string, uint64_t> g_entries;
 // Dispatch keys that run their fallback: the kernel failed to compile or broke the contract.
 std::unordered_map<std::string, std::string> g_broken;
+// Dispatch keys whose first successful run was (or is being) checked against the fallback.
+std::unordered_set<std::string> g_validated;
 CompileFn g_compile_cb = nullptr;  // written under g_compile_mu
 int64_t g_compile_count = 0;       // written under g_compile_mu
+
+// TF_BLADE_VALIDATE_FIRST_RUN=0 skips the first-run comparison with the original ops.
+bool ValidateFirstRun() {
+  static const bool on = [] {
+    const char* v = std::getenv("TF_BLADE_VALIDATE_FIRST_RUN");
+    return v == nullptr || std::string(v) != "0";
+  }();
+  return on;
+}
+
+template <typename T>
+int64_t FirstFloatDifference(const Tensor& a, const Tensor& b) {
+  auto x = a.flat<T>();
+  auto y = b.flat<T>();
+  for (int64_t j = 0; j < x.size(); ++j) {
+    const double p = static_cast<double>(x(j)), q = static_cast<double>(y(j));
+    if (p == q || (std::isnan(p) && std::isnan(q))) continue;
+    // Float reductions may round differently in the last bits; a wrong answer does not.
+    if (std::fabs(p - q) <= 1e-5 * std::fmax(std::fabs(p), std::fabs(q)) + 1e-6) continue;
+    return j;
+  }
+  return -1;
+}
+
+// "" when `got` (the kernel's outputs) matches `want` (the original ops'), else where not.
+std::string FirstDifference(OpKernelContext* ctx, const std::vector<Tensor>& want) {
+  for (int i = 0; i < ctx->num_outputs(); ++i) {
+    const Tensor& got = *ctx->mutable_output(i);
+    const Tensor& w = want[i];
+    if (got.dtype() != w.dtype() || got.shape() != w.shape())
+      return absl::StrCat("output ", i, " is ", DataTypeString(got.dtype()), got.shape().DebugString(),
+                          ", the original ops give ", DataTypeString(w.dtype()), w.shape().DebugString());
+    int64_t j = -1;
+    if (w.dtype() == DT_FLOAT) {
+      j = FirstFloatDifference<float>(got, w);
+    } else if (w.dtype() == DT_DOUBLE) {
+      j = FirstFloatDifference<double>(got, w);
+    } else if (DataTypeCanUseMemcpy(w.dtype())) {
+      const auto a = got.tensor_data(), b = w.tensor_data();
+      const int64_t width = DataTypeSize(w.dtype());
+      for (size_t k = 0; k < a.size() && j < 0; k += width)
+        if (std::memcmp(a.data() + k, b.data() + k, width) != 0) j = k / width;
+    }
+    if (j >= 0) return absl::StrCat("output ", i, " differs at flat element ", j);
+  }
+  return "";
+}
 
 // Non-null data pointer for empty tensors, so kernels never see 0 (= failure).
 char g_dummy_byte = 0;
@@ -261,9 +315,42 @@ class BladeFusedCallOp : public OpKernel {
       return;
     }
     OP_REQUIRES_OK(ctx, s);
+    if (!fallback_.empty() && ctx->num_outputs() > 0 && ValidateFirstRun() && ClaimValidation(key)) {
+      // The first successful run of each dispatch key is checked against the original ops:
+      // a kernel that answers differently is a bug of ours, so TF's answer goes out instead.
+      locks.clear();
+      std::vector<Tensor> want;
+      const absl::Status fs = CallFallback(ctx, &want);
+      std::string diff = fs.ok() ? FirstDifference(ctx, want)
+                                 : absl::StrCat("the original ops fail: ", fs.message());
+      if (diff.empty()) {
+        if (!HasElements(ctx)) UnclaimValidation(key);  // an empty answer checks little
+        return;
+      }
+      for (int i = 0; i < ctx->num_outputs(); ++i) delete ctx->release_output(i).tensor;
+      MarkBroken(key, absl::StrCat("its first run differs from the original ops: ", diff));
+      OP_REQUIRES_OK(ctx, fs);
+      for (int i = 0; i < ctx->num_outputs(); ++i) ctx->set_output(i, std::move(want[i]));
+    }
   }
 
  private:
+  static bool HasElements(OpKernelContext* ctx) {
+    for (int i = 0; i < ctx->num_outputs(); ++i)
+      if (ctx->mutable_output(i)->NumElements() > 0) return true;
+    return false;
+  }
+
+  static bool ClaimValidation(const std::string& key) {
+    std::lock_guard<std::mutex> l(g_map_mu);
+    return g_validated.insert(key).second;
+  }
+
+  static void UnclaimValidation(const std::string& key) {
+    std::lock_guard<std::mutex> l(g_map_mu);
+    g_validated.erase(key);
+  }
+
   // Logs once per dispatch key; from then on Lookup sends that key to the fallback.
   void MarkBroken(const std::string& key, absl::string_view reason) {
     std::lock_guard<std::mutex> l(g_map_mu);
@@ -274,34 +361,42 @@ class BladeFusedCallOp : public OpKernel {
 
   // Runs the original subgraph on this op's inputs, inline on this thread (a sync kernel
   // that waited for inter-op threads could deadlock a small pool).
-  void RunFallback(OpKernelContext* ctx) {
+  absl::Status CallFallback(OpKernelContext* ctx, std::vector<Tensor>* rets) {
     FunctionLibraryRuntime* lib = ctx->function_library();
-    OP_REQUIRES(ctx, lib != nullptr,
-                absl::InternalError("tf_blade: no function library to run the fallback"));
+    if (lib == nullptr) return absl::InternalError("tf_blade: no function library to run the fallback");
     FunctionLibraryRuntime::Handle handle;
     {
       std::lock_guard<std::mutex> l(fallback_mu_);
       auto it = fallback_handles_.find(lib);
       if (it == fallback_handles_.end()) {
-        OP_REQUIRES_OK(ctx, lib->Instantiate(fallback_[0].name(),
-                                             AttrSlice(&fallback_[0].attr()), &handle));
+        TF_RETURN_IF_ERROR(lib->Instantiate(fallback_[0].name(), AttrSlice(&fallback_[0].attr()), &handle));
         it = fallback_handles_.emplace(lib, handle).first;
       }
       handle = it->second;
     }
-    std::vector<Tensor> args, rets;
+    std::vector<Tensor> args;
     for (int i = 0; i < ctx->num_inputs(); ++i) args.push_back(ctx->input(i));
+    // A step of its own: the original ops need no rendezvous or step container of the caller's.
     FunctionLibraryRuntime::Options opts(ctx->step_id());
-    opts.rendezvous = ctx->rendezvous();
+    opts.create_rendezvous = true;
     opts.cancellation_manager = ctx->cancellation_manager();
-    opts.collective_executor = ctx->collective_executor();
-    opts.step_container = ctx->step_container();
-    opts.runner = ctx->runner();
+    // Every kernel on this thread: RunSync does not pass run_all_kernels_inline on to the
+    // executor, which then queued work on the inter-op pool whose threads (all running fused
+    // ops waiting on their fallbacks) could not take it.
+    static std::function<void(std::function<void()>)> inline_runner =
+        [](std::function<void()> fn) { fn(); };
+    opts.runner = &inline_runner;
     opts.run_all_kernels_inline = true;
-    OP_REQUIRES_OK(ctx, lib->RunSync(opts, handle, args, &rets));
-    OP_REQUIRES(ctx, static_cast<int>(rets.size()) == ctx->num_outputs(),
-                absl::InternalError(absl::StrCat("tf_blade: fallback returned ", rets.size(),
-                                                 " values, expected ", ctx->num_outputs())));
+    TF_RETURN_IF_ERROR(lib->RunSync(opts, handle, args, rets));
+    if (static_cast<int>(rets->size()) != ctx->num_outputs())
+      return absl::InternalError(absl::StrCat("tf_blade: fallback returned ", rets->size(),
+                                              " values, expected ", ctx->num_outputs()));
+    return absl::OkStatus();
+  }
+
+  void RunFallback(OpKernelContext* ctx) {
+    std::vector<Tensor> rets;
+    OP_REQUIRES_OK(ctx, CallFallback(ctx, &rets));
     for (int i = 0; i < ctx->num_outputs(); ++i) ctx->set_output(i, std::move(rets[i]));
   }
 
