@@ -1,6 +1,7 @@
 """TensorFlow DataType enum values <-> NumPy dtype names, without importing TensorFlow."""
 
 STRING = 7
+BOOL = 10
 RESOURCE = 20
 
 _BY_ENUM = {
@@ -10,6 +11,7 @@ _BY_ENUM = {
 NUMERIC = {k for k in _BY_ENUM if k != STRING}
 INTEGER = {3, 4, 5, 6, 9, 17, 22, 23}
 FLOAT = {1, 2}
+INT32_64 = {3, 9}
 MAIN_NUMERIC = {1, 2, 3, 9}  # float32, float64, int32, int64
 
 

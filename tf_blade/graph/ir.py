@@ -88,6 +88,25 @@ class Graph:
             name = f"{base}_{k}"
         return name
 
+    def add_const(self, base: str, array) -> str:
+        """Adds a Const node holding ``array`` under a fresh name from ``base``; returns the name."""
+        name = self.unique_name(base)
+        self.nodes[name] = const_node(name, array)
+        return name
+
+
+def const_node(name: str, array) -> Node:
+    """A Const node holding the NumPy ``array`` (strings as bytes objects)."""
+    from tensorflow.core.framework import attr_value_pb2
+    from tensorflow.python.framework import tensor_util
+    from .attrs import tensor_to_py
+    proto = tensor_util.make_tensor_proto(array)
+    enum = proto.dtype
+    return Node(name=name, op="Const", inputs=[], control_inputs=[],
+                attrs={"value": tensor_to_py(proto), "dtype": enum},
+                raw_attrs={"value": attr_value_pb2.AttrValue(tensor=proto), "dtype": attr_value_pb2.AttrValue(type=enum)},
+                out_dtypes=[enum], out_ranks=[len(proto.tensor_shape.dim)])
+
 
 def from_graphdef(graph_def, variable_shapes=None, tables=()) -> Graph:
     """Builds the model; dtypes and ranks come from TensorFlow's own shape inference.

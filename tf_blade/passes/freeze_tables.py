@@ -14,8 +14,7 @@ import copy
 import numpy as np
 
 from ..codegen.dtypes import STRING
-from ..graph.attrs import tensor_to_py
-from ..graph.ir import Node
+from ..graph.ir import const_node
 
 TABLE_FIND = "_BladeTableFind"
 
@@ -42,7 +41,7 @@ def freeze_tables(graph, handles, export):
         keys, values = contents.setdefault(handle.name, export(handle.name, node.attrs["Tin"], node.attrs["Tout"]))
         originals[node.name] = copy.deepcopy(node)
         arrays = _index_arrays(keys, values)
-        refs = [_add_const(graph, f"{node.name}/blade_{label}", array) for label, array in arrays]
+        refs = [graph.add_const(f"{node.name}/blade_{label}", array) for label, array in arrays]
         node.op = TABLE_FIND
         node.inputs = node.inputs[1:] + refs
         node.attrs = {"string_keys": node.attrs["Tin"] == STRING}
@@ -77,22 +76,5 @@ def _index_arrays(keys, values):
     return [("slots", table_lookup.build_int(keys)), ("keys", keys), ("values", values)]
 
 
-def _const_node(name, array):
-    from tensorflow.core.framework import attr_value_pb2
-    from tensorflow.python.framework import dtypes, tensor_util
-    proto = tensor_util.make_tensor_proto(array)
-    enum = dtypes.as_dtype(array.dtype).as_datatype_enum
-    return Node(name=name, op="Const", inputs=[], control_inputs=[],
-                attrs={"value": tensor_to_py(proto), "dtype": enum},
-                raw_attrs={"value": attr_value_pb2.AttrValue(tensor=proto), "dtype": attr_value_pb2.AttrValue(type=enum)},
-                out_dtypes=[enum], out_ranks=[array.ndim])
-
-
-def _add_const(graph, base, array):
-    name = graph.unique_name(base)
-    graph.nodes[name] = _const_node(name, array)
-    return name
-
-
 def _replace_with_const(graph, node, array):
-    graph.nodes[node.name] = _const_node(node.name, array)  # static: no ordering to keep
+    graph.nodes[node.name] = const_node(node.name, array)  # static: no ordering to keep

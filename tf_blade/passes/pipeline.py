@@ -23,7 +23,7 @@ from typing import Callable, FrozenSet, List, Optional
 from ..graph.inline import inline_calls
 from ..codegen.dtypes import STRING, supported
 from ..graph.ir import Graph, from_graphdef, make_ref, parse_ref, to_graphdef
-from ..runtime.bridge import FUSED_OPS
+from ..runtime.bridge import FUSED_OPS, NUMPY_OPS
 from . import fuse
 from .freeze_tables import freeze_tables, restore_unfused
 from .constant_control_edges import move_constant_control_edges
@@ -212,7 +212,7 @@ def _after_dense_layers(graph: Graph):
 def _count_ops(graph: Graph) -> int:
     """Ops that do work: placeholders, constants and no-ops are not counted."""
     return sum(1 for n in graph.nodes.values()
-               if n.op not in ("Placeholder", "Const", "NoOp", "PyFuncStateless", "PyFunc") + FUSED_OPS)
+               if n.op not in ("Placeholder", "Const", "NoOp") + FUSED_OPS + NUMPY_OPS)
 
 
 def _weight(graph: Graph, cluster) -> int:

@@ -10,7 +10,9 @@ Any other If is left alone.
 from __future__ import annotations
 
 from tensorflow.core.framework import attr_value_pb2
+from tensorflow.python.framework import tensor_util
 
+from ..codegen.dtypes import BOOL
 from ..graph.attrs import attr_to_py
 from ..graph.ir import Graph, Node
 
@@ -27,7 +29,7 @@ def unguard_asserts(graph: Graph) -> int:
     for node in [n for n in graph.nodes.values() if n.op in _IF_OPS]:
         then_fn = functions.get(node.attrs.get("then_branch"))
         else_fn = functions.get(node.attrs.get("else_branch"))
-        if then_fn is None or else_fn is None or len(node.out_dtypes) != 1 or graph.dtype_of(node.inputs[0]) != 10:
+        if then_fn is None or else_fn is None or len(node.out_dtypes) != 1 or graph.dtype_of(node.inputs[0]) != BOOL:
             continue
         passed = _passthrough(then_fn)
         found = _guarded_assert(else_fn)
@@ -92,13 +94,7 @@ def _rewrite(graph: Graph, guard: Node, assert_def, data, passed: int):
         if kind == "arg":
             refs.append(branch_inputs[what])
             continue
-        name = graph.unique_name(f"{guard.name}/{what.name}")
-        graph.nodes[name] = Node(name=name, op="Const", inputs=[], control_inputs=[],
-                                 attrs={k: attr_to_py(v) for k, v in what.attr.items() if not k.startswith("_")},
-                                 raw_attrs={k: v for k, v in what.attr.items() if not k.startswith("_")},
-                                 device=guard.device, out_dtypes=[what.attr["dtype"].type],
-                                 out_ranks=[len(what.attr["value"].tensor.tensor_shape.dim)])
-        refs.append(name)
+        refs.append(graph.add_const(f"{guard.name}/{what.name}", tensor_util.MakeNdarray(what.attr["value"].tensor)))
     name = graph.unique_name(f"{guard.name}/Assert")
     types = attr_value_pb2.AttrValue(list=attr_value_pb2.AttrValue.ListValue(type=[graph.dtype_of(r) for r in refs]))
     summarize = assert_def.attr["summarize"]

@@ -1,22 +1,20 @@
 """Assert (what tf.debugging.assert_* leave once passes/unguard_asserts.py unwraps their If): the
 fused op fails with TF's "assertion failed: [..] [..]" when the condition is false. Data may be
 scalar string constants (the messages) and integer tensors of rank 0 or 1."""
-from ..dtypes import STRING
+from ..dtypes import BOOL, INT32_64, STRING
 from ..registry import Lowering, lowering
-
-_BOOL, _INTS = 10, (3, 9)
 
 
 @lowering("Assert")
 class AssertLowering(Lowering):
     def check(self, node, graph):
-        if graph.dtype_of(node.inputs[0]) != _BOOL or graph.rank_of(node.inputs[0]) != 0:
+        if graph.dtype_of(node.inputs[0]) != BOOL or graph.rank_of(node.inputs[0]) != 0:
             return "condition is not a boolean scalar"
         for ref in node.inputs[1:]:
             dtype, rank = graph.dtype_of(ref), graph.rank_of(ref)
             if dtype == STRING and not (graph.producer(ref).op == "Const" and rank == 0):
                 return "string data that is not a constant message"
-            if dtype != STRING and (dtype not in _INTS or rank is None or rank > 1):
+            if dtype != STRING and (dtype not in INT32_64 or rank is None or rank > 1):
                 return "data other than int32/int64 scalars and vectors (TF's float printing)"
         return None
 

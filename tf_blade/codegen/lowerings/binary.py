@@ -3,7 +3,7 @@ min/max, logic, FloorMod and DivNoNan (0 where the divisor is 0). Known divergen
 unchanged, where TF's threads (denormals-are-zero) return 0.0; and the sign of a zero when 0.0
 meets -0.0, which TF itself decides by position (Eigen's vector path returns the second operand,
 its scalar tail the first)."""
-from ..dtypes import FLOAT, STRING
+from ..dtypes import FLOAT, MAIN_NUMERIC, STRING
 from ..registry import Lowering, lowering
 from ._common import unsupported_dtype
 
@@ -32,7 +32,7 @@ class BinaryLowering(Lowering):
                 return "strings compare only against a constant"
         if node.op in ("RealDiv", "DivNoNan") and graph.dtype_of(node.inputs[0]) not in FLOAT:
             return "integer division (TF's division-by-zero rules differ from NumPy's)"
-        if node.op == "FloorMod" and graph.dtype_of(node.inputs[0]) not in (3, 9) + tuple(FLOAT):
+        if node.op == "FloorMod" and graph.dtype_of(node.inputs[0]) not in MAIN_NUMERIC:
             return "only int32/int64/float32/float64"
         return unsupported_dtype(node)
 
@@ -45,10 +45,11 @@ class BinaryLowering(Lowering):
             em.line(f"{out} = {eq}" if node.op == "Equal" else f"{out} = ~{eq}")
             return [out]
         em.call(1, f"{em.kernel('elementwise', 'broadcast_shape')}({a.var}.shape, {b.var}.shape, {a.rank}, {b.rank}, err)", True)
-        if node.op == "FloorMod" and not node.out_dtypes[0].startswith("float"):
+        float_mod = node.op == "FloorMod" and node.out_dtypes[0].startswith("float")
+        if node.op == "FloorMod" and not float_mod:
             em.call(0, f"{em.kernel('elementwise', 'check_divisors')}({a.var}.size, {b.var}, err)", True)
         expr = _EXPR[node.op].format(a=a.var, b=b.var)
-        if node.op == "FloorMod" and node.out_dtypes[0].startswith("float"):
+        if float_mod:
             # TF: fmod, moved to the divisor's sign unless it is 0. NumPy's % would also give
             # that zero the divisor's sign; TF keeps fmod's (the dividend's).
             rem = em.tmp()

@@ -1,5 +1,5 @@
 """AsString (integers, default formatting) and StringToHashBucketFast (FarmHash Fingerprint64)."""
-from ..dtypes import STRING
+from ..dtypes import INT32_64, STRING
 from ..registry import Lowering, lowering
 
 
@@ -7,7 +7,7 @@ from ..registry import Lowering, lowering
 class AsStringLowering(Lowering):
     def check(self, node, graph):
         a = node.attrs
-        if graph.dtype_of(node.inputs[0]) not in (3, 9):
+        if graph.dtype_of(node.inputs[0]) not in INT32_64:
             return "only int32/int64 inputs"
         if a.get("width", -1) != -1 or a.get("fill", "") != "" or a.get("scientific") or a.get("shortest"):
             return "non-default formatting"
