@@ -34,7 +34,7 @@ def _match(spec, node):
     table, ids = gather["inputs"][:2]
     if ref_meta(spec, ids)[1] != 2 or gather["outputs"][0][1] != 3 or node["outputs"][0][0] not in (1, 2):  # float32, float64
         return None
-    return [table, ids], {"mean": _MEAN[node["op"]]}
+    return [table, ids], {"mean": _MEAN[node["op"]], "strict": int(gather["op"] == "ResourceGather")}
 
 
 def fuse_pooled_gathers(spec) -> Tuple[dict, int]:

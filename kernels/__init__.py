@@ -7,3 +7,12 @@ Conventions shared by every kernel:
 - Kernels validate every index before they touch memory: they index raw buffers.
 - A rank-0 tensor travels as a shape-(1,) array; the code generator tracks the true rank.
 """
+import os as _os
+
+# Before any kernel below is decorated: their disk cache must check the whole library, not
+# each kernel's own file (kernels inline helpers from other files).
+
+from ..runtime import abi as _abi
+from ..runtime.cache import stamp_kernel_library as _stamp_kernel_library
+
+_stamp_kernel_library(_os.path.dirname(__file__), [_abi.__file__])

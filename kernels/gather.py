@@ -17,10 +17,11 @@ def _position(shape, flat):
 
 
 @njit(cache=True, nogil=True)
-def gather(params, ids, axis, err):
+def gather(params, ids, axis, strict, err):
     """Returns (out as [outer, len(ids), inner], output shape vector). Ids are range-checked first.
 
-    Like TF's GatherV2, nothing is checked when there is nothing to copy (outer or inner size 0).
+    Like TF's GatherV2, nothing is checked when there is nothing to copy (outer or inner size 0),
+    unless ``strict``: ResourceGather checks its ids whatever their rows' width.
     """
     p = np.ascontiguousarray(params)
     outer = 1
@@ -40,7 +41,7 @@ def gather(params, ids, axis, err):
     for d in range(axis + 1, p.ndim):
         shape[ids.ndim + d - 1] = p.shape[d]
     out = np.empty((outer, m, inner), p.dtype)
-    if outer == 0 or inner == 0:
+    if (outer == 0 or inner == 0) and not strict:
         return out, shape
     for j in range(m):
         k = flat_ids[j]

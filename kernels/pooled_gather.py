@@ -4,6 +4,8 @@ The Keras way to pool an embedding (``reduce_mean(Embedding(ids), axis=1)``): in
 [rows, k, width] gather, a transpose and a row reduction, each output row adds its k table rows
 in k order (the order TF's reduction over the middle axis adds in, so results are bit-identical)
 straight into the output. ``mean`` divides by k as reduce.py does (an empty axis gives NaN).
+``strict``: the gather was a ResourceGather, which checks its ids even when the table has no
+columns (GatherV2 then checks nothing).
 """
 import numpy as np
 from numba import njit
@@ -13,11 +15,11 @@ from .gather import _position
 
 
 @njit(cache=True, nogil=True)
-def pooled_gather(table, ids, mean, err):
+def pooled_gather(table, ids, mean, strict, err):
     rows, k = ids.shape
     n, width = table.shape
     out = np.empty((rows, width), table.dtype)
-    if width == 0 or rows == 0:  # TF's gather checks nothing when there is nothing to copy
+    if rows == 0 or (width == 0 and not strict):
         return out
     for r in range(rows):  # validate every id before any read
         for j in range(k):
@@ -30,19 +32,19 @@ def pooled_gather(table, ids, mean, err):
         out[:] = np.nan if mean else 0
         return out
     zero = np.zeros(1, table.dtype)[0]
-    for r in range(rows):
-        o = out[r]  # row views: LLVM vectorizes the width loops
-        t = table[ids[r, 0]]
+    for r in range(rows):  # plain 2-D indexing: row views would cost reference counting per row
+        t = ids[r, 0]
         if k == 1:  # TF reduces nothing over a size-1 axis: a copy, -0.0 stays -0.0
-            o[:] = t
+            for c in range(width):
+                out[r, c] = table[t, c]
             continue
         for c in range(width):
-            o[c] = zero + t[c]  # TF adds from +0.0
+            out[r, c] = zero + table[t, c]  # TF adds from +0.0
         for j in range(1, k):
-            t = table[ids[r, j]]
+            t = ids[r, j]
             for c in range(width):
-                o[c] += t[c]
+                out[r, c] += table[t, c]
         if mean:
             for c in range(width):
-                o[c] = o[c] / k
+                out[r, c] = out[r, c] / k
     return out

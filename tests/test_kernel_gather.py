@@ -31,9 +31,9 @@ def tf_resource_gather(params, ids):
         return None, e.message
 
 
-def run_kernel(params, ids, axis):
+def run_kernel(params, ids, axis, strict=False):
     err = new_error_buffer()
-    out, shape = gather(params, ids, axis, err)
+    out, shape = gather(params, ids, axis, int(strict), err)
     if err[0]:
         return None, error_text(err)
     assert out.shape == (int(np.prod(params.shape[:axis])), ids.size,
@@ -50,7 +50,7 @@ def assert_identical(got, want):
 
 def check(params, ids, axis, resource=False):
     want, tf_err = tf_resource_gather(params, ids) if resource else tf_gather(params, ids, axis)
-    got, k_err = run_kernel(params, ids, axis)
+    got, k_err = run_kernel(params, ids, axis, strict=resource)
     if tf_err is not None:
         assert k_err, f"TF raised {tf_err!r} but the kernel accepted the input"
         return
@@ -119,6 +119,8 @@ def test_gather_empty_and_degenerate_shapes():
     check(np.zeros((0, 3), f), np.array([5, -1], np.int64), 1)  # outer 0: TF checks nothing
     check(np.zeros((3, 0), f), np.array([5, -1], np.int64), 0)  # inner 0: TF checks nothing
     check(np.zeros((3, 0), f), np.array([1, 2], np.int64), 0)
+    check(np.zeros((3, 0), f), np.array([5, -1], np.int64), 0, resource=True)  # ResourceGather checks
+    check(np.zeros((3, 0), f), np.array([1, 2], np.int64), 0, resource=True)
     check(np.zeros((2, 0, 4), f), np.array([9], np.int32), 1)   # axis dim 0, but outer*inner > 0
     check(np.ones((2, 3), f), np.zeros((0, 5), np.int32), 1)    # empty ids of rank 2
     check(np.ones((2, 3), f), np.zeros((4, 0), np.int32), 0)
@@ -130,7 +132,7 @@ def test_gather_out_of_range_ids_set_error(bad):
     ids = np.array([[0, 1], [bad, 2]], np.int64)
     check(params, ids, 0)
     err = new_error_buffer()
-    gather(params, ids, 0, err)
+    gather(params, ids, 0, 0, err)
     _, tf_err = tf_gather(params, ids, 0)
     assert err[0] != 0 and error_text(err) in tf_err  # TF's own words: "indices[1,0] = -1 is not in [0, 3)"
 

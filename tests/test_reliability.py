@@ -176,3 +176,23 @@ def test_bad_input_is_still_the_callers_error_and_does_not_fall_back(module, rng
     with pytest.raises(tf.errors.InvalidArgumentError):
         opt.signatures["serving_default"](*args)
     assert native_bridge().fallback_count() == before
+
+
+def test_a_changed_kernel_helper_is_not_served_from_a_stale_disk_cache(tmp_path):
+    """Numba stamps a cached function with its own file only; a library kernel that inlines a
+    helper from another file must still recompile when that helper changes (kernels/__init__.py
+    stamps the whole library)."""
+    lib = tmp_path / "lib"
+    lib.mkdir()
+    (lib / "__init__.py").write_text("import os\nfrom tf_blade.runtime.cache import stamp_kernel_library\n"
+                                     "stamp_kernel_library(os.path.dirname(__file__))\n")
+    (lib / "kernel.py").write_text("from numba import njit\nfrom .helper import value\n\n"
+                                   "@njit(cache=True)\ndef kernel():\n    return value()\n")
+    run = [sys.executable, "-c", "from lib.kernel import kernel; print(kernel(), kernel.stats.cache_hits)"]
+
+    def answer():
+        out = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, check=True).stdout
+        return out.split()[0]
+    for value, expected in (("1", "1"), ("1", "1"), ("2", "2")):  # a cache hit, then a changed helper
+        (lib / "helper.py").write_text(f"from numba import njit\n\n@njit(inline='always')\ndef value():\n    return {value}\n")
+        assert answer() == expected

@@ -4,6 +4,7 @@ A cache directory that cannot be written (read-only volume, wrong owner) is not 
 warns once and builds into a private temporary directory for this process instead.
 """
 import functools
+import hashlib
 import os
 import tempfile
 import warnings
@@ -31,3 +32,43 @@ def _private_root(root: str) -> str:
                   "for this process (set TF_BLADE_CACHE_DIR to a writable directory to keep kernels)",
                   RuntimeWarning)
     return private
+
+
+def stamp_kernel_library(kernels_dir: str, extra_files=()) -> None:
+    """Makes Numba's disk cache of the kernel library (``kernels_dir``) check the whole library.
+
+    Numba stamps a cached function with its own file's contents only, but kernels inline helpers
+    from other files (``strings.string_at`` into every string kernel): a changed helper left the
+    old machine code in use. For functions defined in ``kernels_dir`` the stamp becomes the hash of
+    every ``.py`` file there plus ``extra_files``. Called by ``kernels/__init__.py`` before any
+    kernel is decorated (Numba picks a function's cache locator when it is decorated).
+    """
+    from numba.core import caching
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)  # renamed in 0.60
+    if impl is None or not hasattr(caching, "InTreeCacheLocator"):  # its own per-file stamps stay
+        return
+    kernels_dir = os.path.abspath(kernels_dir)
+    files = sorted(os.path.join(kernels_dir, f) for f in os.listdir(kernels_dir) if f.endswith(".py"))
+    digest = hashlib.sha256()
+    for path in files + list(extra_files):
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    stamp = digest.hexdigest()
+
+    class LibraryStamp:
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if os.path.dirname(os.path.abspath(py_file)) != kernels_dir:
+                return None
+            return super().from_function(py_func, py_file)
+
+        def get_source_stamp(self):
+            return stamp
+
+    class InTree(LibraryStamp, caching.InTreeCacheLocator):
+        pass
+
+    class UserWide(LibraryStamp, caching.UserWideCacheLocator):  # when the package's folder is read-only
+        pass
+
+    impl._locator_classes = [InTree, UserWide] + list(impl._locator_classes)

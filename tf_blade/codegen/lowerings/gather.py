@@ -19,7 +19,7 @@ class GatherLowering(Lowering):
         axis = int(ins[2].const.ravel()[0]) if node.op == "GatherV2" else 0
         if axis < 0:
             axis += params.rank
-        flat, shape = em.call(2, f"{em.kernel('gather', 'gather')}({params.var}, {ids.var}, {axis}, err)", True)
+        flat, shape = em.call(2, f"{em.kernel('gather', 'gather')}({params.var}, {ids.var}, {axis}, {int(node.op == 'ResourceGather')}, err)", True)
         if ids.rank == 0:  # scalar ids travel as shape (1,): drop the dim the kernel gave them
             em.line(f"{shape} = np.concatenate(({shape}[:{axis}], {shape}[{axis} + 1:]))")
         return [em.reshaped(params, flat, shape, node.out_ranks[0])]

@@ -10,4 +10,4 @@ class PooledGatherLowering(Lowering):
     def emit(self, node, ins, em):
         table, ids = ins
         return em.call(1, f"{em.kernel('pooled_gather', 'pooled_gather')}({table.var}, {ids.var}, "
-                          f"{node.attrs['mean']}, err)", True)
+                          f"{node.attrs['mean']}, {node.attrs['strict']}, err)", True)
