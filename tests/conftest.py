@@ -1,6 +1,11 @@
 """Shared builders: small feature-column models and random batches with the awkward cases."""
 import os
 
+# CI has no GPU: numba.cuda kernels run in Numba's CUDA simulator there. Set before anything
+# imports Numba (it reads the variable once); a machine with an NVIDIA driver runs them for real.
+if not os.path.exists("/dev/nvidiactl"):
+    os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+
 import numpy as np
 import pytest
 import tensorflow as tf

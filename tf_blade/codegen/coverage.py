@@ -51,7 +51,11 @@ def table(tests_dir=os.path.join(_REPO, "tests")) -> str:
              "",
              f"Every op takes the dtypes clustering admits ({numeric}; strings where noted) unless its",
              "limits say otherwise; a node outside its limits stays a TF op, reported as not fused.",
-             "CUDA: no op has a CUDA kernel yet (CPU only).",
+             "CUDA: the fused op runs on TensorFlow's CPU device (the CPU wheel has no GPU device), so no",
+             "lowering has a CUDA path yet. The one CUDA kernel so far, kernels/cuda_embedding_bag.py (every",
+             "column's SparseSegmentSum/Mean/SqrtN embedding bag over stacked tables in one launch, bit-exact",
+             "with TF's CPU order), is tested in Numba's CUDA simulator and timed on an H200",
+             "(benchmarks/cuda_bags.py); the op does not call it.",
              "",
              "| op | lowering | CPU | CUDA | leaves to TF when | tests naming it |",
              "|---|---|---|---|---|---|"]

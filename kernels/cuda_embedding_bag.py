@@ -1,0 +1,126 @@
+"""Multi-table embedding bag on CUDA (numba.cuda): every column's bags in one launch, written
+straight into the concatenated [batch, columns * width] output.
+
+The GPU form of what the CPU's fused columns end in (kernels/embedding_bag.py, string_bag.py):
+out[r, col] = reduce(table_col[ids_col[k]] for the ids of row r), empty rows zero. Each thread
+makes one output element and adds in ``reduce_runs``' order (TF's SparseSegment* order: the
+first id, a remainder, then blocks of 8 summed apart), with the mean/sqrtn scaling done as TF
+rounds it, so results are bit-identical to TF's CPU kernels. Ids are checked before their row is
+read; the first bad one (columns in order, ids in order) comes back for TF's message.
+
+Tables are stacked once into one [sum of rows, width] device array (``stack_tables``): a serving
+process uploads them once and each call sends only ids and row splits. No TensorFlow here, so the
+kernel runs (and is timed, benchmarks/cuda_bags.py) on a GPU machine without it; tests run it on
+the CPU under NUMBA_ENABLE_CUDASIM=1.
+"""
+import math
+
+import numpy as np
+from numba import cuda
+
+from .sparse_segment_reduction import MEAN, SUM
+
+THREADS = 128
+NO_ERROR = np.iinfo(np.int64).max
+
+
+@cuda.jit(device=True, inline=True)
+def _bad(ids, k, n, first_bad):
+    if ids[k] < 0 or ids[k] >= n:
+        cuda.atomic.min(first_bad, 0, k)
+        return True
+    return False
+
+
+@cuda.jit
+def _bags(table, table_starts, table_rows, ids, splits, mode, out, first_bad):
+    t = cuda.grid(1)
+    width = table.shape[1]
+    n_cols = table_starts.shape[0]
+    if t >= out.shape[0] * n_cols * width:
+        return
+    c = t % width  # neighbouring threads: one table row's elements, then the next column's
+    col = (t // width) % n_cols
+    row = t // (width * n_cols)
+    start = splits[col, row]
+    end = splits[col, row + 1]
+    num = end - start
+    o = col * width + c
+    if num == 0:
+        out[row, o] = 0
+        return
+    base = table_starts[col]
+    n = table_rows[col]
+    # Each id is checked just before its row is read; a thread stops at its bag's first bad id,
+    # so the smallest position recorded is the first bad id overall.
+    if _bad(ids, start, n, first_bad):
+        return
+    acc = table[base + ids[start], c]
+    if num > 1:
+        r = num & 7
+        if r < 2:
+            r += 8
+        for k in range(start + 1, start + r):
+            if _bad(ids, k, n, first_bad):
+                return
+            acc += table[base + ids[k], c]
+        for b in range(start + r, end, 8):
+            if _bad(ids, b, n, first_bad):
+                return
+            block = table[base + ids[b], c]
+            for k in range(b + 1, b + 8):
+                if _bad(ids, k, n, first_bad):
+                    return
+                block += table[base + ids[k], c]
+            acc += block
+        if mode != SUM:
+            # TF's static_cast<T>(n) (or of sqrt(n)), and below 10 ids the T of 1/that: a store
+            # into the output element rounds to T exactly so (it is overwritten at the end).
+            out[row, o] = num if mode == MEAN else math.sqrt(float(num))
+            d = out[row, o]
+            if num < 10:
+                out[row, o] = 1.0 / d
+                acc *= out[row, o]
+            else:
+                acc /= d
+    out[row, o] = acc
+
+
+class StackedTables:
+    """Equally wide host tables stacked into one device array (uploaded once), with each table's
+    first row and row count, and the device error flag the launches share."""
+
+    def __init__(self, tables):
+        if len({t.shape[1] for t in tables}) != 1 or len({t.dtype for t in tables}) != 1:
+            raise ValueError("stack_tables: tables must share width and dtype (group columns by both)")
+        rows = np.array([t.shape[0] for t in tables], np.int64)
+        self.rows = rows
+        self.table = cuda.to_device(np.concatenate(tables))
+        self.d_starts = cuda.to_device(np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64))
+        self.d_rows = cuda.to_device(rows)
+        self.first_bad = cuda.to_device(np.array([NO_ERROR], np.int64))  # reset only after an error
+
+
+stack_tables = StackedTables
+
+
+def embedding_bags(stacked, ids, splits, mode, batch, out=None):
+    """Launches the bags of every column; ``ids``: every column's ids, columns one after another
+    (device int64); ``splits``: [columns, batch + 1] absolute offsets into ``ids`` (device int64);
+    ``out``: a [batch, columns * width] device array to reuse (else one is allocated). Returns
+    (out, None), or (None, TF's message) for the first id outside its table."""
+    n_cols, width = stacked.rows.shape[0], stacked.table.shape[1]
+    if out is None:
+        out = cuda.device_array((batch, n_cols * width), stacked.table.dtype)
+    threads = batch * n_cols * width
+    if threads:
+        _bags[(threads + THREADS - 1) // THREADS, THREADS](stacked.table, stacked.d_starts, stacked.d_rows, ids,
+                                                           splits, mode, out, stacked.first_bad)
+    bad = int(stacked.first_bad.copy_to_host()[0])  # also waits for the launch
+    if bad == NO_ERROR:
+        return out, None
+    stacked.first_bad.copy_to_device(np.array([NO_ERROR], np.int64))
+    host_splits = splits.copy_to_host()
+    col = int(np.searchsorted(host_splits[:, 0], bad, side="right")) - 1
+    value = int(ids[bad:bad + 1].copy_to_host()[0])
+    return None, f"indices[{bad - int(host_splits[col, 0])}] = {value} is not in [0, {int(stacked.rows[col])})"
