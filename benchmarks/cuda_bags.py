@@ -1,12 +1,14 @@
 """GPU timing of the CUDA embedding bag (kernels/cuda_embedding_bag.py) against torch's.
 
-    python benchmarks/cuda_bags.py [--batches 1024,16384,131072] [--dims 16,64] [--out FILE.json]
+    python benchmarks/cuda_bags.py [--batches 1024,16384,131072] [--dims 16,64]
+                                   [--string-batches 1024,16384] [--out docs/benchmarks/cuda_bags]
 
 Runs on a GPU machine without TensorFlow (it imports the kernel library alone). The 26 Criteo
 tables (tf_blade/examples.py's bucket counts), 0-4 ids a row (~5% empty rows), mean pooling:
   ours   one launch for all 26 columns, written into the concatenated output
   torch  torch.nn.functional.embedding_bag, one call per table, then torch.cat
-Both take device-resident tables, ids and offsets; medians of CUDA-event timings ("ours" is the
+Then the whole hash-bucket column on the GPU (strings in, pooled embeddings out), whose bits
+are checked against the CPU string bag. Both take device-resident tables, ids and offsets; medians of CUDA-event timings ("ours" is the
 API call, which reads back the error flag; "kernel" the launch alone). Also checks our bits
 against the CPU kernel (reduce_runs, bit-exact with TF), torch's closeness (it sums in its own
 order), and the bytes of table rows the bags read over the kernel's time.
@@ -115,11 +117,83 @@ def measure(batch, dim, bags, rng):
             "bit_exact_vs_cpu_kernel": bool(np.array_equal(got.view(np.uint32), cpu.view(np.uint32)))}
 
 
+def measure_strings(batch, dim, bags, rng):
+    """The whole hash-bucket column on the GPU (kernels/cuda_string_bag.py): [batch, 4] strings a
+    column ("" padding, ~5% empty rows) hashed and pooled; the byte pool's upload timed apart."""
+    from numba import cuda
+    import tf_blade.kernels.cuda_string_bag as strings_gpu
+    from tf_blade.kernels.errors import new_error_buffer
+    from tf_blade.kernels.string_bag import string_bag
+    buckets = _criteo_buckets()
+    tables = [rng.standard_normal((n, dim)).astype(np.float32) for n in buckets]
+    columns = []
+    for col in range(len(buckets)):
+        counts = rng.integers(1, 5, batch)
+        counts[rng.random(batch) < 0.05] = 0
+        values = np.char.add(f"C{col}_", (rng.zipf(1.3, (batch, 4)) % 1_000_000).astype(str)).astype("S")
+        values[np.arange(4)[None, :] >= counts[:, None]] = b""
+        columns.append(values.astype(object))
+    data, offsets, starts, slots = strings_gpu.pack_strings(columns)
+    stacked = bags.stack_tables(tables)
+    d_pool = [cuda.to_device(a) for a in (data, offsets, starts, slots)]
+    d_buckets = cuda.to_device(np.array(buckets, np.int64))
+    out = cuda.device_array((batch, len(tables) * dim), np.float32)
+
+    def gpu():
+        return strings_gpu.string_bags(stacked, *d_pool, d_buckets, 1, batch, out)[0]
+    got = gpu().copy_to_host()
+    err, cpu = new_error_buffer(), []
+    for col, (table, n) in enumerate(zip(tables, buckets)):
+        ids = np.arange(starts[col], starts[col] + batch * 4, dtype=np.int64).reshape(batch, 4)
+        cpu.append(string_bag(ids, offsets, data, np.array([batch, 4], np.int64), table, n, 1, err))
+    return {"batch": batch, "dim": dim, "strings": int(len(offsets) - 1), "gpu_ms": _median_ms(gpu),
+            "upload_pool_ms": _median_ms(lambda: [cuda.to_device(a) for a in (data, offsets)]),
+            "bit_exact_vs_cpu_kernel": bool(np.array_equal(got.view(np.uint32), np.concatenate(cpu, 1).view(np.uint32)))}
+
+
+def markdown(rows) -> str:
+    bags = [r for r in rows if "lookups" in r]
+    strings = [r for r in rows if "strings" in r]
+    lines = ["# CUDA kernels on an NVIDIA H200",
+             "",
+             "Command (on the GPU machine, no TensorFlow there): `python3 benchmarks/cuda_bags.py --out docs/benchmarks/cuda_bags`",
+             "(numba 0.68.0, numba-cuda 0.30.4, torch 2.11 cu130; medians of 50 CUDA-event timings, one run;",
+             "run-to-run swings of 20-40% are usual at these durations).",
+             "",
+             "## Embedding bags over pre-hashed ids (kernels/cuda_embedding_bag.py)",
+             "",
+             "26 Criteo tables, 0-4 ids a row (~5% empty), mean. *ours*: `embedding_bags()` (one launch for",
+             "every column, then the 8-byte error flag read back); *kernel*: the launch alone (timed after",
+             "*ours*, so clocks differ: it can read slower); *torch*: `torch.nn.functional.embedding_bag` per",
+             "table + `torch.cat`. Our bits equal the CPU kernel's (`reduce_runs`, bit-exact with TF) in every",
+             "row; torch's differ by up to 1 ulp (its own order).",
+             "",
+             "| dim | batch | lookups | ours ms | kernel ms | torch ms | torch / ours | kernel row reads GB/s | bit-exact |",
+             "|---|---|---|---|---|---|---|---|---|"]
+    lines += [f"| {r['dim']} | {r['batch']} | {r['lookups']} | {r['ours_ms']:.3f} | {r['kernel_ms']:.3f} | "
+              f"{r['torch_ms']:.3f} | {r['speedup_vs_torch']:.2f}x | {r['kernel_row_GBps']:.0f} | "
+              f"{r['bit_exact_vs_cpu_kernel']} |" for r in bags]
+    lines += ["",
+              "## Whole hash-bucket columns from strings (kernels/cuda_string_bag.py)",
+              "",
+              "26 columns of [batch, 4] Criteo-like strings (\"\" padding, ~5% empty rows), hashed on the GPU",
+              "with the library's own Fingerprint64 and pooled (mean). *gpu*: `string_bags()` with the byte",
+              "pool already on the device; *upload*: copying the pool (bytes + offsets) from pageable host",
+              "memory. Bits checked against the CPU string bag (bit-exact with TF).",
+              "",
+              "| dim | batch | strings | gpu ms | upload ms | bit-exact |",
+              "|---|---|---|---|---|---|"]
+    lines += [f"| {r['dim']} | {r['batch']} | {r['strings']} | {r['gpu_ms']:.3f} | {r['upload_pool_ms']:.3f} | "
+              f"{r['bit_exact_vs_cpu_kernel']} |" for r in strings]
+    return "\n".join(lines) + "\n"
+
+
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--batches", default="1024,16384,131072")
     p.add_argument("--dims", default="16,64")
-    p.add_argument("--out")
+    p.add_argument("--string-batches", default="1024,16384")
+    p.add_argument("--out", help="writes OUT.json and OUT.md")
     args = p.parse_args(argv)
     if not hasattr(np, "row_stack"):  # numba-cuda 0.30 still names it; NumPy 2.5 dropped it
         np.row_stack = np.vstack
@@ -130,9 +204,14 @@ def main(argv=None):
         for batch in map(int, args.batches.split(",")):
             rows.append(measure(batch, dim, bags, rng))
             print(json.dumps(rows[-1]), flush=True)
+        for batch in map(int, args.string_batches.split(",")):
+            rows.append(measure_strings(batch, dim, bags, rng))
+            print(json.dumps(rows[-1]), flush=True)
     if args.out:
-        with open(args.out, "w") as f:
+        with open(args.out + ".json", "w") as f:
             json.dump(rows, f, indent=2)
+        with open(args.out + ".md", "w") as f:
+            f.write(markdown(rows))
 
 
 if __name__ == "__main__":

@@ -12,13 +12,14 @@ TF_REDUCE = ["SparseSegmentSumWithNumSegments", "SparseSegmentMeanWithNumSegment
              "SparseSegmentSqrtNWithNumSegments"]
 
 
-def _columns(rng, batch, dtype, rows=(7, 50, 1)):
+def _columns(rng, batch, dtype, rows=(7, 50, 1), width=5):
     """Per column (table, ids, counts per row): 0..20 ids a row, so blocks of 8 and the >= 10
     scaling both occur; repeated ids; tables with NaN, inf and -0.0."""
     columns = []
     for n in rows:
-        table = (rng.standard_normal((n, 5)) * 10).astype(dtype)
-        table[0, :3] = [np.nan, np.inf, -0.0] if n > 1 else table[0, :3]
+        table = (rng.standard_normal((n, width)) * 10).astype(dtype)
+        if n > 1:
+            table[0, :3] = [np.nan, np.inf, -0.0][:width]
         counts = rng.choice([0, 1, 2, 3, 9, 10, 17, 20], batch)
         ids = rng.integers(0, n, int(counts.sum()))
         columns.append((table, ids, counts))
@@ -38,9 +39,10 @@ def _launch(columns, mode, batch):
 
 @pytest.mark.parametrize("mode", [0, 1, 2])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_matches_tf_bit_for_bit(rng, mode, dtype):
+@pytest.mark.parametrize("width", [1, 5, 16])  # a thread makes up to 4 elements of a row
+def test_matches_tf_bit_for_bit(rng, mode, dtype, width):
     batch = 9
-    columns = _columns(rng, batch, dtype)
+    columns = _columns(rng, batch, dtype, width=width)
     got, error = _launch(columns, mode, batch)
     assert error is None
     want = np.concatenate([getattr(tf.raw_ops, TF_REDUCE[mode])(
