@@ -128,3 +128,28 @@ def test_mutable_table_stays_in_tensorflow():
     assert op_counts(opt.signatures["serve"])["LookupTableFindV2"] == 1
     table.insert(tf.constant(["c"]), tf.constant([3], tf.int64))  # later inserts must be seen
     np.testing.assert_array_equal(opt.signatures["serve"](x=tf.constant(["a", "c", "z"])).numpy(), [3, 7, -1])
+
+
+def test_bare_tf_function_and_the_decorator_find_their_tables(tmp_path, rng):
+    """A bare tf.function has no trackable root: its static tables are found through the layer
+    its Python code refers to (frontend.python_root), for optimize() and for @tf_blade.function."""
+    layer = _module(tmp_path).layer
+    specs = {"s": tf.TensorSpec([None, 3], tf.string), "i": tf.TensorSpec([None, 2], tf.int64),
+             "f": tf.TensorSpec([None, 2], tf.string)}
+
+    @tf.function(input_signature=[specs])
+    def serve(x):
+        return layer(x)
+
+    @tf_blade.function(input_signature=[specs])
+    def served(x):
+        return layer(x)
+    fn = tf_blade.optimize(serve).signatures["serving_default"]
+    x = _batch(rng, 64)
+    want = serve(x).numpy()
+    np.testing.assert_array_equal(want, fn(**{"x_" + k: v for k, v in x.items()}).numpy())
+    np.testing.assert_array_equal(want, served(x).numpy())
+    (_, decorated, _), = served.optimized.values()
+    for f in (fn, decorated):
+        counts = op_counts(f)
+        assert counts["BladeFusedCall"] == 1 and not LOOKUP_OPS & set(counts), counts

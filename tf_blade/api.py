@@ -9,8 +9,8 @@ import time
 
 import tensorflow as tf
 
-from .graph.frontend import (collect_variables, export_table, function_io, rebuild, static_table_handles, static_tables,
-                             variable_shapes)
+from .graph.frontend import (collect_variables, export_table, function_io, python_root, rebuild, static_table_handles,
+                             static_tables, variable_shapes)
 from .passes.pipeline import Options, run_pipeline
 from .report import Report
 from .runtime import bridge as bridges
@@ -52,6 +52,10 @@ def optimize(model, output_dir=None, *, bridge=None, min_cluster_size=2, allow_o
                       allow_ops=frozenset(allow_ops) if allow_ops is not None else None,
                       deny_ops=frozenset(deny_ops))
     root, functions = _concrete_functions(model)
+    return _optimize(root, functions, output_dir, bridge, options)
+
+
+def _optimize(root, functions, output_dir, bridge, options):
     variables = collect_variables(root, *functions.values())
     chosen = "original" if disabled() else bridges.choose_bridge(bridge)
     report = Report(bridge=chosen)
@@ -137,8 +141,8 @@ def _concrete_functions(model):
         return loaded, dict(loaded.signatures)
     if isinstance(model, tf.types.experimental.ConcreteFunction):
         return None, {"serving_default": model}
-    if isinstance(model, tf.types.experimental.GenericFunction):
-        return None, _traced(model, "serving_default")
+    if isinstance(model, tf.types.experimental.GenericFunction):  # its tables live in what its code names
+        return python_root(model.python_function), _traced(model, "serving_default")
     if isinstance(model, tf.Module):
         functions = {}
         sigs = getattr(model, "signatures", None)
@@ -190,7 +194,7 @@ def function(func=None, **tf_function_kwargs):
         cf = traced.get_concrete_function(*args, **kwargs)
         fn = optimized.get(id(cf))
         if fn is None:
-            model = optimize(cf)
+            model = _optimize(python_root(func), {"serving_default": cf}, None, None, Options())
             fn = (cf, model.signatures["serving_default"], model)
             optimized[id(cf)] = fn
         flat = [t for t in tf.nest.flatten((args, kwargs), expand_composites=True)

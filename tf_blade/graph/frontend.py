@@ -140,6 +140,52 @@ def _is_static_table(obj) -> bool:
     return "HashTableV2" in ops and not any("Mutable" in op for op in ops)
 
 
+def python_root(py_func, depth=3):
+    """A tf.Module holding the trackable objects (layers, modules, tables) that a tf.function's
+    Python code refers to: its closure cells, the globals it names, a bound method's self, and
+    the same of plain functions it calls (``depth`` levels). A bare tf.function has no trackable
+    root, but its static tables and variables live in these; None when there are none."""
+    from tensorflow.python.trackable.base import Trackable
+    found, seen = {}, set()
+
+    def visit(obj, level):
+        if id(obj) in seen:
+            return
+        seen.add(id(obj))
+        if isinstance(obj, Trackable):
+            found[id(obj)] = obj
+            return
+        if isinstance(obj, (list, tuple)):
+            for item in obj:
+                visit(item, level)
+            return
+        if isinstance(obj, dict):
+            for item in obj.values():
+                visit(item, level)
+            return
+        if level == 0:
+            return
+        if inspect.ismethod(obj):
+            visit(obj.__self__, level)
+            obj = obj.__func__
+        if inspect.isfunction(obj):
+            for cell in obj.__closure__ or ():
+                try:
+                    visit(cell.cell_contents, level - 1)
+                except ValueError:  # an empty cell
+                    pass
+            for name in obj.__code__.co_names:
+                if name in obj.__globals__:
+                    visit(obj.__globals__[name], level - 1)
+
+    visit(py_func, depth)
+    if not found:
+        return None
+    root = tf.Module()
+    root.referenced = list(found.values())
+    return root
+
+
 def static_tables(root):
     """The static tables (trackable objects) in ``root``'s object graph."""
     if root is None:
