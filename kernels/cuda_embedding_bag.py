@@ -132,6 +132,11 @@ def _bags(table, table_starts, table_rows, ids, splits, mode, out, first_bad):
     finish(acc, num, mode, out, row, col, lane, lanes, width)
 
 
+def check_shapes(out, batch, n_cols, width):
+    if out.shape != (batch, n_cols * width):
+        raise ValueError(f"out must be [{batch}, {n_cols * width}], not {list(out.shape)}")
+
+
 class StackedTables:
     """Equally wide host tables stacked into one device array (uploaded once), with each table's
     first row and row count, and the device error flag the launches share."""
@@ -160,6 +165,9 @@ def embedding_bags(stacked, ids, splits, mode, batch, out=None):
     n_cols, width = stacked.rows.shape[0], stacked.table.shape[1]
     if out is None:
         out = cuda.device_array((batch, n_cols * width), stacked.table.dtype)
+    check_shapes(out, batch, n_cols, width)  # the kernel indexes by them: checked before launch
+    if splits.shape != (n_cols, batch + 1):
+        raise ValueError(f"embedding_bags: splits must be [{n_cols}, {batch + 1}], not {list(splits.shape)}")
     threads = batch * n_cols * ((width + VALUES - 1) // VALUES)
     if threads:
         _bags[(threads + THREADS - 1) // THREADS, THREADS](stacked.table, stacked.d_starts, stacked.d_rows, ids,

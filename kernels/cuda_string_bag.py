@@ -13,7 +13,7 @@ column, ``offsets`` delimiting them.
 import numpy as np
 from numba import config, cuda
 
-from .cuda_embedding_bag import NO_ERROR, THREADS, VALUES, add, finish, store_zero, table_row, thread_bag
+from .cuda_embedding_bag import NO_ERROR, THREADS, VALUES, add, check_shapes, finish, store_zero, table_row, thread_bag
 from .farmhash import fingerprint64
 
 
@@ -104,7 +104,13 @@ def string_bags(stacked, data, offsets, string_starts, slots, buckets, mode, bat
     n_cols, width = stacked.rows.shape[0], stacked.table.shape[1]
     if out is None:
         out = cuda.device_array((batch, n_cols * width), stacked.table.dtype)
+    check_shapes(out, batch, n_cols, width)  # the kernels index by these: checked before launch
     n_strings = offsets.shape[0] - 1
+    host_starts, host_slots = string_starts.copy_to_host(), slots.copy_to_host()
+    ends = np.append(host_starts[1:], n_strings)
+    if host_starts.shape != (n_cols,) or host_slots.shape != (n_cols,) or buckets.shape != (n_cols,) \
+            or not np.array_equal(ends - host_starts, batch * host_slots) or (host_slots < 0).any():
+        raise ValueError(f"string_bags: every column must hold [{batch}, slots] strings, in order")
     ids = cuda.device_array(max(n_strings, 1), np.int64)
     if n_strings:
         _hash_strings[(n_strings + THREADS - 1) // THREADS, THREADS](data, offsets, string_starts, buckets, ids)
@@ -116,8 +122,7 @@ def string_bags(stacked, data, offsets, string_starts, slots, buckets, mode, bat
     if bad == NO_ERROR:
         return out, None
     stacked.first_bad.copy_to_device(np.array([NO_ERROR], np.int64))
-    starts = string_starts.copy_to_host()
-    col = int(np.searchsorted(starts, bad, side="right")) - 1
-    column_ids = ids[int(starts[col]):bad + 1].copy_to_host()
+    col = int(np.searchsorted(host_starts, bad, side="right")) - 1
+    column_ids = ids[int(host_starts[col]):bad + 1].copy_to_host()
     k = int(np.count_nonzero(column_ids[:-1] >= 0))  # its place among the column's non-empty strings
     return None, f"indices[{k}] = {int(column_ids[-1])} is not in [0, {int(stacked.rows[col])})"

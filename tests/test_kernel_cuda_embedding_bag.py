@@ -83,3 +83,13 @@ def test_the_error_flag_is_reset_for_the_next_call(rng):
     out, error = embedding_bags(stacked, cuda.to_device(np.array([1, 3], np.int64)), splits, 0, 1)
     assert error is None
     np.testing.assert_array_equal(out.copy_to_host(), (np.float32(0) + table[1] + table[3])[None])
+
+
+def test_shapes_are_checked_before_launch(rng):
+    stacked = stack_tables([rng.standard_normal((4, 3)).astype(np.float32)])
+    ids = cuda.to_device(np.array([1, 2], np.int64))
+    with pytest.raises(ValueError, match="splits must be"):
+        embedding_bags(stacked, ids, cuda.to_device(np.array([[0, 1, 2]], np.int64)), 0, 1)
+    with pytest.raises(ValueError, match="out must be"):
+        embedding_bags(stacked, ids, cuda.to_device(np.array([[0, 2]], np.int64)), 0, 1,
+                       cuda.device_array((2, 3), np.float32))

@@ -63,3 +63,13 @@ def test_buckets_past_the_table_get_the_cpu_kernels_message(rng):
     with pytest.raises(tf.errors.InvalidArgumentError, match="is not in \\[0, 3\\)"):
         tf_string_chain(strings, None, columns[1][1], 2**40, "mean")
     assert error == _run(strings, None, columns[1][1], 2**40, 1)[1] == "indices[0] = 436859794915 is not in [0, 3)"
+
+
+def test_columns_must_hold_batch_rows(rng):
+    columns = _columns(rng, 4, np.float32, 2)
+    data, offsets, starts, slots = pack_strings([s for s, _, _ in columns])
+    slots[1] += 1  # column 1 claims more strings than it has
+    with pytest.raises(ValueError, match="every column must hold"):
+        string_bags(stack_tables([t for _, t, _ in columns]), cuda.to_device(data), cuda.to_device(offsets),
+                    cuda.to_device(starts), cuda.to_device(slots),
+                    cuda.to_device(np.array([b for _, _, b in columns], np.int64)), 1, 4)

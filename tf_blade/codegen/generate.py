@@ -190,7 +190,7 @@ def generate(spec: dict):
 # Parts per parallel group call. A group compiles per tuple length (26 columns: 17 s, 8: 8 s),
 # so one fixed length serves every layer width; a wider step takes a few calls (~3 us each).
 GROUP_SIZE = 8
-# Input elements (the variables' tables not counted) from which a group runs its parts in
+# Input elements (variables not counted) from which a group runs its parts in
 # parallel. Below, waking TBB's workers costs more than it saves: criteo-fc (26 columns) at batch
 # 1 and 64 took 0.53/0.64 ms in parallel and 0.40/0.49 ms serially; at 512 (53k elements) the two
 # were even, at 4096 parallel won 5.7 against 8.3 ms.

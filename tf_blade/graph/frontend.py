@@ -2,8 +2,10 @@
 captures the same variables (never frozen: real embedding tables exceed protobuf's 2 GB)."""
 from __future__ import annotations
 
+import dis
 import inspect
 import re
+import weakref
 
 import tensorflow as tf
 
@@ -142,26 +144,27 @@ def _is_static_table(obj) -> bool:
 
 def python_root(py_func, depth=3):
     """A tf.Module holding the trackable objects (layers, modules, tables) that a tf.function's
-    Python code refers to: its closure cells, the globals it names, a bound method's self, and
-    the same of plain functions it calls (``depth`` levels). A bare tf.function has no trackable
-    root, but its static tables and variables live in these; None when there are none."""
+    Python code refers to: its closure cells, the globals its bytecode loads, a bound method's
+    self (tf.function keeps it behind a weakref), and the same of plain functions it calls
+    (``depth`` levels). A bare tf.function has no trackable root, but its static tables and
+    variables live in these; None when there are none (or anything odd stops the search)."""
     from tensorflow.python.trackable.base import Trackable
     found, seen = {}, set()
 
     def visit(obj, level):
-        if id(obj) in seen:
+        if isinstance(obj, weakref.ref):
+            obj = obj()
+        if obj is None or id(obj) in seen or isinstance(obj, (str, bytes, int, float)):
             return
         seen.add(id(obj))
         if isinstance(obj, Trackable):
             found[id(obj)] = obj
             return
-        if isinstance(obj, (list, tuple)):
-            for item in obj:
-                visit(item, level)
-            return
-        if isinstance(obj, dict):
-            for item in obj.values():
-                visit(item, level)
+        if isinstance(obj, (list, tuple, dict)):
+            items = obj.values() if isinstance(obj, dict) else obj
+            if len(obj) <= _MAX_CONTAINER and level > 0:
+                for item in items:
+                    visit(item, level - 1)
             return
         if level == 0:
             return
@@ -174,16 +177,32 @@ def python_root(py_func, depth=3):
                     visit(cell.cell_contents, level - 1)
                 except ValueError:  # an empty cell
                     pass
-            for name in obj.__code__.co_names:
+            for name in _loaded_globals(obj.__code__):
                 if name in obj.__globals__:
                     visit(obj.__globals__[name], level - 1)
 
-    visit(py_func, depth)
+    try:
+        visit(py_func, depth)
+    except Exception:  # noqa: BLE001 - user objects can raise anywhere; then there is no root
+        return None
     if not found:
         return None
     root = tf.Module()
     root.referenced = list(found.values())
     return root
+
+
+_MAX_CONTAINER = 1000  # lists and dicts longer than this are data, not layers
+
+
+def _loaded_globals(code):
+    """Names ``code`` (and the code of functions it defines) loads as globals; attribute names,
+    which co_names also lists, are not globals."""
+    names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    for const in code.co_consts:
+        if inspect.iscode(const):
+            names |= _loaded_globals(const)
+    return names
 
 
 def static_tables(root):

@@ -34,6 +34,12 @@ def _private_root(root: str) -> str:
     return private
 
 
+class _LibraryStamp:
+    """The locators stamp_kernel_library installs for ``directory`` (a second call for the same
+    directory replaces them)."""
+    directory = None
+
+
 def stamp_kernel_library(kernels_dir: str, extra_files=()) -> None:
     """Makes Numba's disk cache of the kernel library (``kernels_dir``) check the whole library.
 
@@ -55,7 +61,9 @@ def stamp_kernel_library(kernels_dir: str, extra_files=()) -> None:
             digest.update(f.read())
     stamp = digest.hexdigest()
 
-    class LibraryStamp:
+    class LibraryStamp(_LibraryStamp):
+        directory = kernels_dir
+
         @classmethod
         def from_function(cls, py_func, py_file):
             if os.path.dirname(os.path.abspath(py_file)) != kernels_dir:
@@ -65,10 +73,14 @@ def stamp_kernel_library(kernels_dir: str, extra_files=()) -> None:
         def get_source_stamp(self):
             return stamp
 
+    class UserProvided(LibraryStamp, caching.UserProvidedCacheLocator):  # NUMBA_CACHE_DIR, as Numba's order
+        pass
+
     class InTree(LibraryStamp, caching.InTreeCacheLocator):
         pass
 
     class UserWide(LibraryStamp, caching.UserWideCacheLocator):  # when the package's folder is read-only
         pass
 
-    impl._locator_classes = [InTree, UserWide] + list(impl._locator_classes)
+    kept = [c for c in impl._locator_classes if getattr(c, "directory", None) != kernels_dir]
+    impl._locator_classes = [UserProvided, InTree, UserWide] + kept
