@@ -163,9 +163,9 @@ def generate(spec: dict):
     returns = "".join(f"{values[ref].var}, " for ref in spec["outputs"])
     if any(name.startswith("tf_blade_group_") for name in templates):
         data = [f"a{i}.size" for i, inp in enumerate(spec["inputs"]) if not inp.get("read_variable")] or ["0"]
-        lines.insert(0, f"wide = {' + '.join(data)} >= {PARALLEL_MIN_ELEMENTS}")
+        lines.insert(0, f"wide = solo and {' + '.join(data)} >= {PARALLEL_MIN_ELEMENTS}")
     src = _header(em) + [f"import {name}" for name in sorted(templates)] + [
-        "", "", "@njit(cache=True, nogil=True)", f"def body({', '.join(params + ['err'])}):"]
+        "", "", "@njit(cache=True, nogil=True)", f"def body({', '.join(params + ['solo', 'err'])}):"]
     src += _with_fail(lines + last_lines, fail) + [f"    return ({returns})", ""]
     if deferred:
         # pieces(): body without the concats that make outputs; the native entry concatenates
@@ -179,7 +179,7 @@ def generate(spec: dict):
             else:
                 piece_out.append("(" + "".join(f"np.ascontiguousarray({values[r].var}), " for r in part.inputs) + ")")
                 piece_fail.append("(" + "".join(_empty(*_meta(spec, r)) + ", " for r in part.inputs) + ")")
-        src += ["", "@njit(cache=True, nogil=True)", f"def pieces({', '.join(params + ['err'])}):"]
+        src += ["", "@njit(cache=True, nogil=True)", f"def pieces({', '.join(params + ['solo', 'err'])}):"]
         src += _with_fail(lines, "(" + "".join(f + ", " for f in piece_fail) + ")")
         src += [f"    return ({''.join(p + ', ' for p in piece_out)})", ""]
     src += _native_entry(spec, out_meta, {pos: (axis, spec["nodes"][parts[i].nodes[-1]]["name"])
@@ -191,9 +191,10 @@ def generate(spec: dict):
 # so one fixed length serves every layer width; a wider step takes a few calls (~3 us each).
 GROUP_SIZE = 8
 # Input elements (variables not counted) from which a group runs its parts in
-# parallel. Below, waking TBB's workers costs more than it saves: criteo-fc (26 columns) at batch
-# 1 and 64 took 0.53/0.64 ms in parallel and 0.40/0.49 ms serially; at 512 (53k elements) the two
-# were even, at 4096 parallel won 5.7 against 8.3 ms.
+# parallel, when no other fused call is running (``solo``). Below, waking TBB's workers costs more
+# than it saves: criteo-fc (26 columns) at batch 1 and 64 took 0.53/0.64 ms in parallel and
+# 0.40/0.49 ms serially; at 512 (53k elements) the two were even, at 4096 parallel won 5.7
+# against 8.3 ms. With 2 callers at 512, parallel calls gave 1.6k calls/s and serial ones 1.9-2.1k.
 PARALLEL_MIN_ELEMENTS = 32768
 
 
@@ -328,7 +329,10 @@ def _native_entry(spec, out_meta, deferred) -> List[str]:
             lines.append(f"    a{i} = carray(ptr_from_int(in_ptrs[{2 * i}], np.{dtype}), {shape})")
             args.append(f"a{i}")
     lines += [
-        f"    outs = {'pieces' if deferred else 'body'}({', '.join(args + ['err'])})",
+        # The native op says in the spare last pointer slot whether other calls run (or ran
+        # alongside one lately): then this one keeps to its thread, the cores are busy already.
+        f"    solo = in_ptrs[{2 * len(spec['inputs'])}] == 0",
+        f"    outs = {'pieces' if deferred else 'body'}({', '.join(args + ['solo', 'err'])})",
         "    if err[0] != 0:",
         "        return 1",
         "    dims = np.empty(MAX_RANK, np.int64)",

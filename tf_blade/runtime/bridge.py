@@ -131,7 +131,7 @@ class NumpyKernel:
             else:
                 args.append(np.ascontiguousarray(a).reshape(a.shape or (1,)))
         err = new_error_buffer()
-        outs = self.module.body(*args, err)
+        outs = self.module.body(*args, True, err)  # solo: under the GIL, one call at a time
         if err[0]:
             raise ValueError(error_text(err))  # py_func reports ValueError as InvalidArgument
         return [o.reshape(()) if rank == 0 else o for o, (_, rank) in zip(outs, self.out_meta)]
