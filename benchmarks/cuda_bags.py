@@ -82,7 +82,7 @@ def measure(batch, dim, bags, rng):
     for i, c in zip(ids, counts):
         splits.append(at + np.concatenate([[0], np.cumsum(c)]))
         at += len(i)
-    stacked = bags.stack_tables(tables)
+    stacked = bags.StackedTables(tables)
     d_ids, d_splits = cuda.to_device(flat), cuda.to_device(np.array(splits, np.int64))
     # Both launch on the legacy default stream, so torch's events time numba's kernels too.
 
@@ -134,7 +134,7 @@ def measure_strings(batch, dim, bags, rng):
         values[np.arange(4)[None, :] >= counts[:, None]] = b""
         columns.append(values.astype(object))
     data, offsets, starts, slots = strings_gpu.pack_strings(columns)
-    stacked = bags.stack_tables(tables)
+    stacked = bags.StackedTables(tables)
     d_pool = [cuda.to_device(a) for a in (data, offsets, starts, slots)]
     d_buckets = cuda.to_device(np.array(buckets, np.int64))
     out = cuda.device_array((batch, len(tables) * dim), np.float32)

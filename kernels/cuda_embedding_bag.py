@@ -8,7 +8,7 @@ first id, a remainder, then blocks of 8 summed apart), with the mean/sqrtn scali
 rounds it, so results are bit-identical to TF's CPU kernels. Ids are checked before their row is
 read; the first bad one (columns in order, ids in order) comes back for TF's message.
 
-Tables are stacked once into one [sum of rows, width] device array (``stack_tables``): a serving
+Tables are stacked once into one [sum of rows, width] device array (``StackedTables``): a serving
 process uploads them once and each call sends only ids and row splits. No TensorFlow here, so the
 kernel runs (and is timed, benchmarks/cuda_bags.py) on a GPU machine without it; tests run it on
 the CPU under NUMBA_ENABLE_CUDASIM=1.
@@ -39,15 +39,6 @@ def thread_bag(out, width, n_cols):
 
 
 @cuda.jit(device=True, inline=True)
-def bad_id(ids, k, n, first_bad):
-    """Records position k (atomic minimum) if its id is outside a table of n rows."""
-    if ids[k] < 0 or ids[k] >= n:
-        cuda.atomic.min(first_bad, 0, k)
-        return True
-    return False
-
-
-@cuda.jit(device=True, inline=True)
 def table_row(table, r, lane, lanes):
     """This thread's VALUES elements of table row r: lane, lane + lanes, ... (past the width:
     element lane again, never stored). Four loads a thread rather than one: 2.2x on an H200."""
@@ -62,6 +53,38 @@ def table_row(table, r, lane, lanes):
 @cuda.jit(device=True, inline=True)
 def add(a, b):
     return a[0] + b[0], a[1] + b[1], a[2] + b[2], a[3] + b[3]
+
+
+@cuda.jit(device=True, inline=True)
+def _next_id(ids, k):
+    """The first position from k on with an id >= 0 (negative: a string bag's empty string)."""
+    while ids[k] < 0:
+        k += 1
+    return k
+
+
+@cuda.jit(device=True, inline=True)
+def pool_in_order(table, base, ids, start, num, lane, lanes):
+    """This thread's sums over the ``num`` >= 1 ids >= 0 from ids[start] on (all checked), added
+    as ``reduce_runs`` adds a run of num: the first, the next r - 1, then blocks of 8 summed apart
+    (num - r is a multiple of 8)."""
+    k = _next_id(ids, start)
+    acc = table_row(table, base + ids[k], lane, lanes)
+    if num > 1:
+        r = num & 7
+        if r < 2:
+            r += 8
+        for _ in range(1, r):
+            k = _next_id(ids, k + 1)
+            acc = add(acc, table_row(table, base + ids[k], lane, lanes))
+        for _ in range(r, num, 8):
+            k = _next_id(ids, k + 1)
+            block = table_row(table, base + ids[k], lane, lanes)
+            for _ in range(7):
+                k = _next_id(ids, k + 1)
+                block = add(block, table_row(table, base + ids[k], lane, lanes))
+            acc = add(acc, block)
+    return acc
 
 
 @cuda.jit(device=True, inline=True)
@@ -107,34 +130,12 @@ def _bags(table, table_starts, table_rows, ids, splits, mode, out, first_bad):
         return
     base = table_starts[col]
     n = table_rows[col]
-    # Each id is checked just before its row is read; a thread stops at its bag's first bad id,
-    # so the smallest position recorded is the first bad id overall.
-    if bad_id(ids, start, n, first_bad):
-        return
-    acc = table_row(table, base + ids[start], lane, lanes)
-    if num > 1:
-        r = num & 7
-        if r < 2:
-            r += 8
-        for k in range(start + 1, start + r):
-            if bad_id(ids, k, n, first_bad):
-                return
-            acc = add(acc, table_row(table, base + ids[k], lane, lanes))
-        for b in range(start + r, end, 8):
-            if bad_id(ids, b, n, first_bad):
-                return
-            block = table_row(table, base + ids[b], lane, lanes)
-            for k in range(b + 1, b + 8):
-                if bad_id(ids, k, n, first_bad):
-                    return
-                block = add(block, table_row(table, base + ids[k], lane, lanes))
-            acc = add(acc, block)
+    for k in range(start, end):  # every id of the bag before any row is read
+        if ids[k] < 0 or ids[k] >= n:
+            cuda.atomic.min(first_bad, 0, k)  # the smallest position: the first bad id overall
+            return
+    acc = pool_in_order(table, base, ids, start, num, lane, lanes)
     finish(acc, num, mode, out, row, col, lane, lanes, width)
-
-
-def check_shapes(out, batch, n_cols, width):
-    if out.shape != (batch, n_cols * width):
-        raise ValueError(f"out must be [{batch}, {n_cols * width}], not {list(out.shape)}")
 
 
 class StackedTables:
@@ -143,18 +144,33 @@ class StackedTables:
 
     def __init__(self, tables):
         if len({t.shape[1] for t in tables}) != 1 or len({t.dtype for t in tables}) != 1:
-            raise ValueError("stack_tables: tables must share width and dtype (group columns by both)")
+            raise ValueError("StackedTables: tables must share width and dtype (group columns by both)")
         if any(t.shape[0] == 0 for t in tables):  # TF's lookups fail on any row then
-            raise ValueError("stack_tables: an embedding table needs at least one row")
-        rows = np.array([t.shape[0] for t in tables], np.int64)
-        self.rows = rows
+            raise ValueError("StackedTables: an embedding table needs at least one row")
+        self.rows = np.array([t.shape[0] for t in tables], np.int64)
         self.table = cuda.to_device(np.concatenate(tables))
-        self.d_starts = cuda.to_device(np.concatenate([[0], np.cumsum(rows)[:-1]]).astype(np.int64))
-        self.d_rows = cuda.to_device(rows)
+        self.d_starts = cuda.to_device(np.concatenate([[0], np.cumsum(self.rows)[:-1]]).astype(np.int64))
+        self.d_rows = cuda.to_device(self.rows)
         self.first_bad = cuda.to_device(np.array([NO_ERROR], np.int64))  # reset only after an error
 
+    def output(self, batch, out=None):
+        """``out`` checked to be [batch, columns * width] (the kernels index by it), or a new one;
+        and the launch's (blocks, threads), None for nothing to launch."""
+        shape = (batch, self.rows.shape[0] * self.table.shape[1])
+        if out is None:
+            out = cuda.device_array(shape, self.table.dtype)
+        if out.shape != shape:
+            raise ValueError(f"out must be [{shape[0]}, {shape[1]}], not {list(out.shape)}")
+        threads = batch * self.rows.shape[0] * ((self.table.shape[1] + VALUES - 1) // VALUES)
+        return out, ((threads + THREADS - 1) // THREADS, THREADS) if threads else None
 
-stack_tables = StackedTables
+    def take_error(self):
+        """The position of the first bad id the last launch met (None if none); the flag is reset."""
+        bad = int(self.first_bad.copy_to_host()[0])  # also waits for the launch
+        if bad == NO_ERROR:
+            return None
+        self.first_bad.copy_to_device(np.array([NO_ERROR], np.int64))
+        return bad
 
 
 def embedding_bags(stacked, ids, splits, mode, batch, out=None):
@@ -162,20 +178,15 @@ def embedding_bags(stacked, ids, splits, mode, batch, out=None):
     (device int64); ``splits``: [columns, batch + 1] absolute offsets into ``ids`` (device int64);
     ``out``: a [batch, columns * width] device array to reuse (else one is allocated). Returns
     (out, None), or (None, TF's message) for the first id outside its table."""
-    n_cols, width = stacked.rows.shape[0], stacked.table.shape[1]
-    if out is None:
-        out = cuda.device_array((batch, n_cols * width), stacked.table.dtype)
-    check_shapes(out, batch, n_cols, width)  # the kernel indexes by them: checked before launch
-    if splits.shape != (n_cols, batch + 1):
-        raise ValueError(f"embedding_bags: splits must be [{n_cols}, {batch + 1}], not {list(splits.shape)}")
-    threads = batch * n_cols * ((width + VALUES - 1) // VALUES)
-    if threads:
-        _bags[(threads + THREADS - 1) // THREADS, THREADS](stacked.table, stacked.d_starts, stacked.d_rows, ids,
-                                                           splits, mode, out, stacked.first_bad)
-    bad = int(stacked.first_bad.copy_to_host()[0])  # also waits for the launch
-    if bad == NO_ERROR:
+    out, grid = stacked.output(batch, out)
+    if splits.shape != (stacked.rows.shape[0], batch + 1):
+        raise ValueError(f"embedding_bags: splits must be [{stacked.rows.shape[0]}, {batch + 1}], "
+                         f"not {list(splits.shape)}")
+    if grid:
+        _bags[grid](stacked.table, stacked.d_starts, stacked.d_rows, ids, splits, mode, out, stacked.first_bad)
+    bad = stacked.take_error()
+    if bad is None:
         return out, None
-    stacked.first_bad.copy_to_device(np.array([NO_ERROR], np.int64))
     host_splits = splits.copy_to_host()
     col = int(np.searchsorted(host_splits[:, 0], bad, side="right")) - 1
     value = int(ids[bad:bad + 1].copy_to_host()[0])

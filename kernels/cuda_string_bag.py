@@ -2,7 +2,7 @@
 
 The GPU form of kernels/string_bag.py for every column at once: for column col, a [batch, k_col]
 string input, "" dropped, each other string's bucket Fingerprint64(s) % buckets[col], then the
-embedding bag (cuda_embedding_bag.py's per-thread layout and TF's order of adds), empty rows zero.
+embedding bag (cuda_embedding_bag.py's per-thread layout and its pool_in_order, TF's order of adds), empty rows zero.
 Two launches: one thread per string hashes it (with the CPU library's own Fingerprint64, which
 numba.cuda compiles for the GPU, so buckets are TF's bit for bit), then one thread per 4 output
 elements pools a bag. The bucket ids live only on the device.
@@ -13,7 +13,7 @@ column, ``offsets`` delimiting them.
 import numpy as np
 from numba import config, cuda
 
-from .cuda_embedding_bag import NO_ERROR, THREADS, VALUES, add, check_shapes, finish, store_zero, table_row, thread_bag
+from .cuda_embedding_bag import THREADS, finish, pool_in_order, store_zero, thread_bag
 from .farmhash import fingerprint64
 
 
@@ -59,29 +59,7 @@ def _string_bags(table, table_starts, table_rows, ids, string_starts, slots, mod
         if ids[k] >= n:
             cuda.atomic.min(first_bad, 0, k)
             return
-    # The non-empty ids in order, added as reduce_runs adds a run of num: the first, the next
-    # r - 1, then blocks of 8 summed apart (num - r is a multiple of 8).
-    r = num & 7
-    if r < 2:
-        r += 8
-    acc = table_row(table, base, lane, lanes)  # typed here; overwritten by the first id (n >= 1)
-    block = acc
-    p = 0
-    for k in range(start, end):
-        if ids[k] < 0:
-            continue
-        x = table_row(table, base + ids[k], lane, lanes)
-        if p == 0:
-            acc = x
-        elif p < r:
-            acc = add(acc, x)
-        elif (p - r) % 8 == 0:
-            block = x
-        else:
-            block = add(block, x)
-            if (p - r) % 8 == 7:
-                acc = add(acc, block)
-        p += 1
+    acc = pool_in_order(table, base, ids, start, num, lane, lanes)  # empty strings (-1) skipped
     finish(acc, num, mode, out, row, col, lane, lanes, width)
 
 
@@ -101,10 +79,8 @@ def string_bags(stacked, data, offsets, string_starts, slots, buckets, mode, bat
     """Every column's hash-bucket embedding bag. ``stacked``: cuda_embedding_bag.StackedTables;
     the rest device arrays from ``pack_strings`` and per-column ``buckets`` (>= 1, int64).
     Returns (out [batch, columns * width], None) or (None, TF's gather message)."""
-    n_cols, width = stacked.rows.shape[0], stacked.table.shape[1]
-    if out is None:
-        out = cuda.device_array((batch, n_cols * width), stacked.table.dtype)
-    check_shapes(out, batch, n_cols, width)  # the kernels index by these: checked before launch
+    n_cols = stacked.rows.shape[0]
+    out, grid = stacked.output(batch, out)
     n_strings = offsets.shape[0] - 1
     host_starts, host_slots = string_starts.copy_to_host(), slots.copy_to_host()
     ends = np.append(host_starts[1:], n_strings)
@@ -114,14 +90,12 @@ def string_bags(stacked, data, offsets, string_starts, slots, buckets, mode, bat
     ids = cuda.device_array(max(n_strings, 1), np.int64)
     if n_strings:
         _hash_strings[(n_strings + THREADS - 1) // THREADS, THREADS](data, offsets, string_starts, buckets, ids)
-    threads = batch * n_cols * ((width + VALUES - 1) // VALUES)
-    if threads:
-        _string_bags[(threads + THREADS - 1) // THREADS, THREADS](
-            stacked.table, stacked.d_starts, stacked.d_rows, ids, string_starts, slots, mode, out, stacked.first_bad)
-    bad = int(stacked.first_bad.copy_to_host()[0])
-    if bad == NO_ERROR:
+    if grid:
+        _string_bags[grid](stacked.table, stacked.d_starts, stacked.d_rows, ids, string_starts, slots, mode, out,
+                           stacked.first_bad)
+    bad = stacked.take_error()
+    if bad is None:
         return out, None
-    stacked.first_bad.copy_to_device(np.array([NO_ERROR], np.int64))
     col = int(np.searchsorted(host_starts, bad, side="right")) - 1
     column_ids = ids[int(host_starts[col]):bad + 1].copy_to_host()
     k = int(np.count_nonzero(column_ids[:-1] >= 0))  # its place among the column's non-empty strings

@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 from numba import cuda
 
-from tf_blade.kernels.cuda_embedding_bag import embedding_bags, stack_tables
+from tf_blade.kernels.cuda_embedding_bag import embedding_bags, StackedTables
 
 TF_REDUCE = ["SparseSegmentSumWithNumSegments", "SparseSegmentMeanWithNumSegments",
              "SparseSegmentSqrtNWithNumSegments"]
@@ -32,7 +32,7 @@ def _launch(columns, mode, batch):
     for _, i, counts in columns:
         splits.append(at + np.concatenate([[0], np.cumsum(counts)]))
         at += len(i)
-    out, error = embedding_bags(stack_tables([t for t, _, _ in columns]), cuda.to_device(ids),
+    out, error = embedding_bags(StackedTables([t for t, _, _ in columns]), cuda.to_device(ids),
                                 cuda.to_device(np.array(splits, np.int64)), mode, batch)
     return (out.copy_to_host() if out is not None else None), error
 
@@ -71,12 +71,12 @@ def test_bad_id_gets_the_gathers_message(rng, bad):
 
 def test_tables_must_share_width():
     with pytest.raises(ValueError, match="share width"):
-        stack_tables([np.zeros((2, 3), np.float32), np.zeros((2, 4), np.float32)])
+        StackedTables([np.zeros((2, 3), np.float32), np.zeros((2, 4), np.float32)])
 
 
 def test_the_error_flag_is_reset_for_the_next_call(rng):
     table = rng.standard_normal((4, 3)).astype(np.float32)
-    stacked = stack_tables([table])
+    stacked = StackedTables([table])
     splits = cuda.to_device(np.array([[0, 2]], np.int64))
     _, error = embedding_bags(stacked, cuda.to_device(np.array([1, 9], np.int64)), splits, 0, 1)
     assert error == "indices[1] = 9 is not in [0, 4)"
@@ -86,7 +86,7 @@ def test_the_error_flag_is_reset_for_the_next_call(rng):
 
 
 def test_shapes_are_checked_before_launch(rng):
-    stacked = stack_tables([rng.standard_normal((4, 3)).astype(np.float32)])
+    stacked = StackedTables([rng.standard_normal((4, 3)).astype(np.float32)])
     ids = cuda.to_device(np.array([1, 2], np.int64))
     with pytest.raises(ValueError, match="splits must be"):
         embedding_bags(stacked, ids, cuda.to_device(np.array([[0, 1, 2]], np.int64)), 0, 1)

@@ -9,7 +9,7 @@ from numba import cuda
 
 from test_embedding_bag import COMBINERS
 from test_string_bag import POOL, _run, tf_string_chain
-from tf_blade.kernels.cuda_embedding_bag import stack_tables
+from tf_blade.kernels.cuda_embedding_bag import StackedTables
 from tf_blade.kernels.cuda_string_bag import pack_strings, string_bags
 
 
@@ -28,7 +28,7 @@ def _columns(rng, batch, dtype, width):
 def _launch(columns, mode, batch):
     data, offsets, starts, slots = pack_strings([s for s, _, _ in columns])
     buckets = np.array([b for _, _, b in columns], np.int64)
-    out, error = string_bags(stack_tables([t for _, t, _ in columns]), cuda.to_device(data), cuda.to_device(offsets),
+    out, error = string_bags(StackedTables([t for _, t, _ in columns]), cuda.to_device(data), cuda.to_device(offsets),
                              cuda.to_device(starts), cuda.to_device(slots), cuda.to_device(buckets), mode, batch)
     return (out.copy_to_host() if out is not None else None), error
 
@@ -70,6 +70,6 @@ def test_columns_must_hold_batch_rows(rng):
     data, offsets, starts, slots = pack_strings([s for s, _, _ in columns])
     slots[1] += 1  # column 1 claims more strings than it has
     with pytest.raises(ValueError, match="every column must hold"):
-        string_bags(stack_tables([t for _, t, _ in columns]), cuda.to_device(data), cuda.to_device(offsets),
+        string_bags(StackedTables([t for _, t, _ in columns]), cuda.to_device(data), cuda.to_device(offsets),
                     cuda.to_device(starts), cuda.to_device(slots),
                     cuda.to_device(np.array([b for _, _, b in columns], np.int64)), 1, 4)
