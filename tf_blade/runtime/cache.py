@@ -34,6 +34,18 @@ def _private_root(root: str) -> str:
     return private
 
 
+def source_digest(folders, files=(), salt: bytes = b"") -> str:
+    """sha256 (hex) of ``salt``, every .py file under ``folders`` (walked in sorted order) and
+    ``files``: what a compiled kernel's validity depends on."""
+    digest = hashlib.sha256(salt)
+    paths = [os.path.join(folder, name) for root in folders for folder, _, names in sorted(os.walk(root))
+             for name in sorted(names) if name.endswith(".py")]
+    for path in paths + list(files):
+        with open(path, "rb") as f:
+            digest.update(f.read())
+    return digest.hexdigest()
+
+
 class _LibraryStamp:
     """The locators stamp_kernel_library installs for ``directory`` (a second call for the same
     directory replaces them)."""
@@ -54,12 +66,7 @@ def stamp_kernel_library(kernels_dir: str, extra_files=()) -> None:
     if impl is None or not hasattr(caching, "InTreeCacheLocator"):  # its own per-file stamps stay
         return
     kernels_dir = os.path.abspath(kernels_dir)
-    files = sorted(os.path.join(kernels_dir, f) for f in os.listdir(kernels_dir) if f.endswith(".py"))
-    digest = hashlib.sha256()
-    for path in files + list(extra_files):
-        with open(path, "rb") as f:
-            digest.update(f.read())
-    stamp = digest.hexdigest()
+    stamp = source_digest([kernels_dir], extra_files)
 
     class LibraryStamp(_LibraryStamp):
         directory = kernels_dir

@@ -20,7 +20,7 @@ import warnings
 import numba
 
 from ..codegen.generate import generate
-from .cache import cache_root
+from .cache import cache_root, source_digest
 
 _modules = {}
 _lock = threading.RLock()
@@ -79,16 +79,9 @@ def code_version() -> str:
     """Hash of every source a generated kernel links in. Numba's disk cache checks only the
     generated file itself, so a changed kernel must change the folder the file lives in."""
     from .. import codegen, feature_column, kernels
-    digest = hashlib.sha256(numba.__version__.encode())
-    for package in (kernels, codegen, feature_column):
-        root = os.path.dirname(package.__file__)
-        for folder, _, files in sorted(os.walk(root)):
-            for name in sorted(f for f in files if f.endswith(".py")):
-                with open(os.path.join(folder, name), "rb") as f:
-                    digest.update(f.read())
-    with open(os.path.join(os.path.dirname(__file__), "abi.py"), "rb") as f:
-        digest.update(f.read())
-    return digest.hexdigest()[:12]
+    folders = [os.path.dirname(package.__file__) for package in (kernels, codegen, feature_column)]
+    return source_digest(folders, [os.path.join(os.path.dirname(__file__), "abi.py")],
+                         numba.__version__.encode())[:12]
 
 
 def _kernel_folder() -> str:
