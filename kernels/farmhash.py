@@ -1,4 +1,5 @@
-"""FarmHash Fingerprint64 and the TF ops built on it: StringToHashBucketFast and AsString(int).
+"""FarmHash Fingerprint64 and the TF ops built on it: StringToHashBucketFast, and AsString(int)
+then hashing fused.
 
 TensorFlow's ``StringToHashBucketFast`` returns ``Fingerprint64(s) % num_buckets``, where
 ``Fingerprint64`` is FarmHash's ``farmhashna::Hash64`` (a CityHash64 relative; seed 81 for
@@ -15,7 +16,7 @@ Strings arrive as ``(ids, offsets, data)`` and are read through ``strings.string
 import numpy as np
 from numba import njit
 
-from .strings import TSTRING_BYTES, string_at
+from .strings import string_at
 
 K0 = np.uint64(0xC3A5C85C97CB3127)
 K1 = np.uint64(0xB492B66FBE98F273)
@@ -267,22 +268,6 @@ def _format_int(v, buf):
         pos -= 1
         buf[pos] = np.uint8(45)  # '-'
     return pos
-
-
-@njit(cache=True, nogil=True)
-def int_to_decimal_tstrings(values):
-    """TF AsString on an int32/int64 array, as SMALL tstrings (20 digits at most fit inline)."""
-    n = values.shape[0]
-    buf = np.empty(_MAX_INT_DIGITS, dtype=np.uint8)
-    out = np.zeros(n * TSTRING_BYTES, dtype=np.uint8)
-    for i in range(n):
-        start = _format_int(np.int64(values[i]), buf)
-        at = i * TSTRING_BYTES
-        length = _MAX_INT_DIGITS - start
-        out[at] = np.uint8(length << 2)  # type SMALL is 0
-        for k in range(length):
-            out[at + 1 + k] = buf[start + k]
-    return out
 
 
 @njit(cache=True, nogil=True)

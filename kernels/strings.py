@@ -7,7 +7,7 @@ A string tensor travels as ``(ids, offsets, data)``: ``ids`` index the tensor's 
 
 - string inputs of the native op are TF's own tensor buffer, read in place (no copy per call);
 - constants, AsString results and the numpy_function bridge's inputs are laid out the same way by
-  ``tstrings_from_bytes`` / ``farmhash.int_to_decimal_tstrings``.
+  ``tstrings_from_bytes`` and, inside kernels, ``new_tstrings``.
 
 A tstring (tensorflow/tsl/platform/ctstring_internal.h, little-endian hosts) keeps its type in the
 low 2 bits of its first byte and its size shifted left by 2: SMALL (size in byte 0, up to 22 bytes
@@ -25,6 +25,7 @@ from numba.core.errors import TypingError
 from numba.extending import overload
 
 from ..runtime.abi import ptr_from_int
+from .errors import set_error
 
 TSTRING_BYTES = 24
 SMALL_CAPACITY = 22
@@ -98,3 +99,47 @@ def _string_at_impl(offsets, data, i):
         start = offsets[i]
         return data, start, offsets[i + 1] - start
     return pool
+
+
+_MAX_OFFSET_SIZE = (1 << 30) - 1  # an OFFSET tstring keeps its size in 30 bits
+
+
+@njit(cache=True, nogil=True)
+def new_tstrings(lengths, err):
+    """A buffer for strings of these ``lengths``, laid out as ``tstrings_from_bytes`` does (SMALL
+    when a string fits, else OFFSET with its bytes after all the headers), and ``where``: string
+    i's bytes go to ``buffer[where[i]:where[i] + lengths[i]]``. Kernels that make strings (AsString,
+    string crosses) fill it in place; on error (too big) both come back empty."""
+    n = lengths.shape[0]
+    tail = n * TSTRING_BYTES
+    longs = 0
+    for i in range(n):
+        if lengths[i] > SMALL_CAPACITY:
+            longs += lengths[i]
+            if lengths[i] > _MAX_OFFSET_SIZE:
+                set_error(err, "tf_blade: a string of " + str(lengths[i]) + " bytes does not fit a tstring")
+    if longs >= 1 << 32:
+        set_error(err, "tf_blade: more than 4 GiB of long strings in one tensor")
+    if err[0] != 0:
+        return np.zeros(0, np.uint8), np.zeros(0, np.int64)
+    buf = np.zeros(tail + longs, np.uint8)
+    where = np.empty(n, np.int64)
+    for i in range(n):
+        at = i * TSTRING_BYTES
+        size = lengths[i]
+        if size <= SMALL_CAPACITY:
+            buf[at] = np.uint8(size << 2)  # type SMALL is 0
+            where[i] = at + 1
+            continue
+        _put_u32(buf, at, (size << 2) | _OFFSET)
+        _put_u32(buf, at + 4, tail - at)  # OFFSET counts from the tstring itself
+        _put_u32(buf, at + 8, 1)
+        where[i] = tail
+        tail += size
+    return buf, where
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _put_u32(buf, at, v):
+    for b in range(4):
+        buf[at + b] = np.uint8((v >> (8 * b)) & 0xFF)

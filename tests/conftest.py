@@ -128,6 +128,22 @@ def run_kernel(kernel, *args):
     return (None, error_text(err)) if err[0] else (out, None)
 
 
+def decode_tstrings(buf, n):
+    """The bytes of the ``n`` SMALL or OFFSET tstrings at the start of ``buf`` (the forms
+    kernels/strings.py ``new_tstrings`` writes)."""
+    out = []
+    for i in range(n):
+        at = i * 24
+        kind = buf[at] & 3
+        assert kind in (0, 2), kind
+        if kind == 0:
+            out.append(buf[at + 1:at + 1 + (int(buf[at]) >> 2)].tobytes())
+        else:
+            size, offset = (int(buf[at:at + 8].view(np.uint32)[k]) for k in (0, 1))
+            out.append(buf[at + offset:at + offset + (size >> 2)].tobytes())
+    return out
+
+
 @pytest.fixture
 def rng():
     """Fresh random inputs every run; the seed is printed so a failure can be replayed."""

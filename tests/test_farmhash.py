@@ -7,9 +7,9 @@ from hypothesis import given, settings, strategies as st
 from tf_blade.kernels.farmhash import (
     fingerprint64,
     hash_ints_to_bucket,
-    int_to_decimal_tstrings,
     string_to_hash_bucket_fast,
 )
+from tf_blade.kernels.as_string import NO_FLAG, as_string_ints
 from tf_blade.kernels.strings import TSTRING_BYTES
 
 NUM_BUCKETS = [1, 2, 7, 100, 2**31 - 1, 2**62]
@@ -185,7 +185,7 @@ def test_buckets_hypothesis(strings, num_buckets):
 
 
 # ---------------------------------------------------------------------------------------------
-# Integers: int_to_decimal_tstrings and hash_ints_to_bucket
+# Integers: AsString's default format (as_string_ints) and hash_ints_to_bucket
 # ---------------------------------------------------------------------------------------------
 
 def small_tstrings_to_list(buf):
@@ -195,6 +195,10 @@ def small_tstrings_to_list(buf):
         assert buf[at] & 3 == 0
         out.append(buf[at + 1:at + 1 + (int(buf[at]) >> 2)].tobytes())
     return out
+
+
+def int_to_decimal_tstrings(values):
+    return as_string_ints(values, -1, NO_FLAG, np.zeros(64, np.uint8))
 
 
 def check_decimal_tstrings(values):

@@ -1,23 +1,38 @@
-"""AsString (integers, default formatting) and StringToHashBucketFast (FarmHash Fingerprint64)."""
-from ..dtypes import INT32_64, STRING
+"""AsString (integers and booleans, TF's printf formats) and StringToHashBucketFast (FarmHash
+Fingerprint64)."""
+from ...kernels.as_string import FLAGS
+from ..dtypes import BOOL, STRING
 from ..registry import Lowering, lowering
+
+INTEGER_AS_STRING = {3, 5, 6, 9}  # int32, int16, int8, int64: the integers TF's AsString formats
 
 
 @lowering("AsString")
 class AsStringLowering(Lowering):
     def check(self, node, graph):
         a = node.attrs
-        if graph.dtype_of(node.inputs[0]) not in INT32_64:
-            return "only int32/int64 inputs"
-        if a.get("width", -1) != -1 or a.get("fill", "") != "" or a.get("scientific") or a.get("shortest"):
-            return "non-default formatting"
+        dtype = graph.dtype_of(node.inputs[0])
+        if dtype not in INTEGER_AS_STRING and dtype != BOOL:
+            return "only int8/int16/int32/int64/bool inputs (float formatting is printf's)"
+        if a.get("scientific") or a.get("shortest") or a.get("precision", -1) > -1:
+            return "scientific, shortest or precision with integers (TF raises)"
+        if a.get("fill", "") not in FLAGS:
+            return "fill other than '', '-', '0', '+', ' ', '#' (TF raises)"
         return None
 
     def emit(self, node, ins, em):
         x = ins[0]
+        flat = f"np.ascontiguousarray({x.var}).ravel()"
+        if x.dtype == "bool":
+            call = f"{em.kernel('as_string', 'as_string_bools')}({flat}, err)"
+        else:
+            width = node.attrs.get("width", -1)
+            flag = FLAGS[node.attrs.get("fill", "")]
+            call = f"{em.kernel('as_string', 'as_string_ints')}({flat}, {width}, {flag}, err)"
+        (tstrings,) = em.call(1, call, True)
         out = em.tmp()
-        em.line(f"{out}_off = {em.kernel('farmhash', 'int_to_decimal_tstrings')}(np.ascontiguousarray({x.var}).ravel())")
-        em.line(f"{out}_dat = {out}_off[:0]")
+        em.line(f"{out}_off = {tstrings}")
+        em.line(f"{out}_dat = {tstrings}[:0]")
         em.line(f"{out} = np.arange({x.var}.size).reshape({x.var}.shape)")
         return [out]
 
