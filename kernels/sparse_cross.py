@@ -1,5 +1,6 @@
-"""SparseCross with hashed output (crossed_column, Keras HashedCrossing): TF's HashCrosser; and
-SparseCrossHashed (TF's HashCrosserV2 over keyed columns).
+"""SparseCross with hashed output (crossed_column, Keras HashedCrossing): TF's HashCrosser;
+SparseCrossHashed (TF's HashCrosserV2 over keyed columns); and string crosses (SparseCross
+without hashing, SparseCrossV2, ``tf.sparse.cross``): TF's StringCrosser.
 
 Each column is a list of features per batch row: a sparse input contributes, for row b, the run
 of consecutive entries whose row index is b (TF's ExtractFeatureData: entries out of order or
@@ -18,7 +19,7 @@ from numba import njit
 from .errors import set_error
 from .farmhash import fingerprint64
 from .siphash import siphash24
-from .strings import string_at
+from .strings import new_tstrings, string_at
 
 _KMUL = np.uint64(0xC6A4A7935BD1E995)
 _INT64_MAX = np.uint64(9223372036854775807)
@@ -135,41 +136,109 @@ def dense_rows(batch, width):
 
 
 @njit(cache=True, nogil=True)
-def cross_hashed(features, counts, starts, batch, num_buckets, hash_key, from_first, err):
-    """Returns (indices [total, 2], values [total], dense_shape [2]) of the crossed SparseTensor.
-    ``from_first``: SparseCrossHashed's chain, seeded with the first feature, not hash_key."""
-    ncol = len(features)
+def _layout(counts, batch):
+    """(start of each row's crosses in the output, plus the total at the end; the most crosses
+    of a row): a row crosses every combination of its columns' features."""
     out_start = np.zeros(batch + 1, np.int64)
     widest = 0
     for b in range(batch):
         n = 1
-        for c in range(ncol):
+        for c in range(len(counts)):
             n *= counts[c][b]
         out_start[b + 1] = out_start[b] + n
         widest = max(widest, n)
+    return out_start, widest
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _next_combination(perm, counts, b):
+    """The next combination of a row's features, the last column varying fastest (TF's order)."""
+    for c in range(perm.shape[0] - 1, -1, -1):
+        perm[c] += 1
+        if perm[c] < counts[c][b]:
+            return
+        perm[c] = 0
+
+
+@njit(cache=True, nogil=True)
+def _sparse_output(out_start, widest, batch):
+    """The crossed SparseTensor's indices ([row, k-th cross of the row]) and dense_shape."""
     total = out_start[batch]
     indices = np.empty((total, 2), np.int64)
-    values = np.empty(total, np.int64)
+    for b in range(batch):
+        for j in range(out_start[b + 1] - out_start[b]):
+            indices[out_start[b] + j, 0] = b
+            indices[out_start[b] + j, 1] = j
+    shape = np.empty(2, np.int64)
+    shape[0] = batch
+    shape[1] = widest
+    return indices, shape
+
+
+@njit(cache=True, nogil=True)
+def cross_hashed(features, counts, starts, batch, num_buckets, hash_key, from_first, err):
+    """Returns (indices [total, 2], values [total], dense_shape [2]) of the crossed SparseTensor.
+    ``from_first``: SparseCrossHashed's chain, seeded with the first feature, not hash_key."""
+    ncol = len(features)
+    out_start, widest = _layout(counts, batch)
+    values = np.empty(out_start[batch], np.int64)
     perm = np.zeros(ncol, np.int64)
     buckets = np.uint64(num_buckets) if num_buckets > 0 else _INT64_MAX
     for b in range(batch):
         k = out_start[b]
-        n = out_start[b + 1] - k
         perm[:] = 0
-        for j in range(n):
+        for j in range(out_start[b + 1] - k):
             first = features[0][starts[0][b] + perm[0]]
             h = first if from_first else fingerprint_cat64(np.uint64(hash_key), first)
             for c in range(1, ncol):
                 h = fingerprint_cat64(h, features[c][starts[c][b] + perm[c]])
-            indices[k + j, 0] = b
-            indices[k + j, 1] = j
             values[k + j] = np.int64(h % buckets)
-            for c in range(ncol - 1, -1, -1):  # the next combination: last column fastest
-                perm[c] += 1
-                if perm[c] < counts[c][b]:
-                    break
-                perm[c] = 0
-    shape = np.empty(2, np.int64)
-    shape[0] = batch
-    shape[1] = widest
+            _next_combination(perm, counts, b)
+    indices, shape = _sparse_output(out_start, widest, batch)
     return indices, values, shape
+
+
+@njit(cache=True, nogil=True)
+def _string(tstrings, i):
+    """string_at, not inlined: a second inlined copy in one function trips Numba's SSA checks."""
+    return string_at(tstrings, tstrings[:0], i)
+
+
+@njit(cache=True, nogil=True)
+def cross_strings(ids, tstrings, counts, starts, batch, sep, err):
+    """SparseCross without hashing and SparseCrossV2: each cross is its features' bytes joined by
+    ``sep`` (TF's StrJoin). Column c's features are the strings ``ids[c]`` picks in ``tstrings[c]``
+    (int64 columns come formatted, as std::to_string does). Returns (indices, tstrings of the
+    crosses, dense_shape); on error, empty ones."""
+    ncol = len(ids)
+    out_start, widest = _layout(counts, batch)
+    total = out_start[batch]
+    sep_buf, sep_at, sep_len = _string(sep, 0)
+    lengths = np.empty(total, np.int64)
+    perm = np.zeros(ncol, np.int64)
+    for b in range(batch):  # first the lengths, so the output is allocated once
+        perm[:] = 0
+        for j in range(out_start[b + 1] - out_start[b]):
+            size = sep_len * (ncol - 1)
+            for c in range(ncol):
+                _, _, n = _string(tstrings[c], ids[c][starts[c][b] + perm[c]])
+                size += n
+            lengths[out_start[b] + j] = size
+            _next_combination(perm, counts, b)
+    out, where = new_tstrings(lengths, err)
+    if err[0] != 0:
+        return np.zeros((0, 2), np.int64), out, np.zeros(2, np.int64)
+    for b in range(batch):
+        perm[:] = 0
+        for j in range(out_start[b + 1] - out_start[b]):
+            at = where[out_start[b] + j]
+            for c in range(ncol):
+                if c > 0:
+                    out[at:at + sep_len] = sep_buf[sep_at:sep_at + sep_len]
+                    at += sep_len
+                buf, start, n = string_at(tstrings[c], sep[:0], ids[c][starts[c][b] + perm[c]])
+                out[at:at + n] = buf[start:start + n]
+                at += n
+            _next_combination(perm, counts, b)
+    indices, shape = _sparse_output(out_start, widest, batch)
+    return indices, out, shape

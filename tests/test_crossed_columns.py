@@ -147,3 +147,79 @@ def test_sparse_cross_hashed_matches_tensorflow(hashed_v2, rng, n):
     want, got = cross(*args), fused(*args)
     for key in want:
         np.testing.assert_array_equal(got[key].numpy(), want[key].numpy())
+
+
+# String crosses: SparseCrossV2 (tf.sparse.cross) and SparseCross without hashing. A string cannot
+# leave a fused op, so the crosses feed a 2**62-bucket hash (their exact bytes) and a length-free
+# kernel test checks the bytes themselves.
+
+def _string_cross_inputs(rng, n):
+    counts = rng.integers(0, 3, n)
+    rows = np.repeat(np.arange(n), counts)
+    cols = np.concatenate([np.arange(c) for c in counts]) if n else np.zeros(0, int)
+    idx = np.stack([rows, cols], 1).astype(np.int64).reshape(-1, 2)
+    words = np.array([b"", b"a", "\u00e9".encode(), b"x" * 30], dtype=object)
+    ints = np.array([0, -1, 42, 2**63 - 1, -2**63])
+    args = (idx, words[rng.integers(0, 4, len(rows))].astype(object), np.array([n, 3]), idx,
+            ints[rng.integers(0, 5, len(rows))], np.array([b"p", b"q" * 20], dtype=object)[rng.integers(0, 2, (n, 2))],
+            ints[rng.integers(0, 5, (n, 1))])
+    return [tf.constant(a, tf.string if a.dtype == object else tf.int64) for a in args]
+
+
+_STRING_CROSS_SPEC = [tf.TensorSpec([None, 2], tf.int64), tf.TensorSpec([None], tf.string), tf.TensorSpec([2], tf.int64),
+                      tf.TensorSpec([None, 2], tf.int64), tf.TensorSpec([None], tf.int64),
+                      tf.TensorSpec([None, 2], tf.string), tf.TensorSpec([None, 1], tf.int64)]
+
+
+@pytest.fixture(scope="module", params=["v2", "v2_long_sep", "v1"])
+def string_cross(request):
+    @tf.function(input_signature=_STRING_CROSS_SPEC)
+    def cross(s_idx, s_val, shape, i_idx, i_val, dense_s, dense_i):
+        indices, values, shapes = [s_idx, i_idx], [s_val, i_val], [shape, shape]
+        if request.param == "v1":
+            out = R.SparseCross(indices=indices, values=values, shapes=shapes, dense_inputs=[dense_s, dense_i],
+                                hashed_output=False, num_buckets=0, hash_key=0, out_type=tf.string,
+                                internal_type=tf.int64)
+        else:
+            out = R.SparseCrossV2(indices=indices, values=values, shapes=shapes, dense_inputs=[dense_s, dense_i],
+                                  sep="-" if request.param == "v2" else "<" + "=" * 25 + ">")
+        return {"indices": out.output_indices, "shape": out.output_shape,
+                "hashed": tf.strings.to_hash_bucket_fast(out.output_values, 2**62)}
+    fused = tf_blade.optimize(cross, bridge="native", min_cluster_size=1).signatures["serving_default"]
+    counts = op_counts(fused)
+    assert counts["BladeFusedCall"] == 1 and not {"SparseCross", "SparseCrossV2"} & set(counts), counts
+    return cross, fused
+
+
+@pytest.mark.parametrize("n", [0, 1, 13])
+def test_string_crosses_match_tensorflow(string_cross, rng, n):
+    cross, fused = string_cross
+    args = _string_cross_inputs(rng, n)
+    want, got = cross(*args), fused(*args)
+    for key in want:
+        np.testing.assert_array_equal(got[key].numpy(), want[key].numpy(), err_msg=key)
+
+
+def test_string_cross_kernel_bytes(rng):
+    from conftest import decode_tstrings
+    from tf_blade.kernels.errors import new_error_buffer
+    from tf_blade.kernels.sparse_cross import cross_strings, dense_rows
+    from tf_blade.kernels.strings import tstrings_from_bytes
+    words = [[b"a", b"b" * 23], [b"", "\u00e9".encode()], [b"c", b"d"]]
+    pools = [tstrings_from_bytes(w) for w in words]
+    ids = tuple(np.arange(2) for _ in words)
+    counts, starts = zip(*[dense_rows(1, 2) for _ in words])
+    err = new_error_buffer()
+    indices, text, shape = cross_strings(ids, tuple(pools), counts, starts, 1, tstrings_from_bytes([b"::"]), err)
+    assert err[0] == 0 and shape.tolist() == [1, 8]
+    want = tf.sparse.cross([tf.constant([w]) for w in words], separator="::").values.numpy().tolist()
+    assert decode_tstrings(text, 8) == want
+
+
+def test_string_cross_with_int_values_and_string_internal_type_stays_in_tf():
+    @tf.function(input_signature=[tf.TensorSpec([None, 1], tf.int64), tf.TensorSpec([None, 1], tf.string)])
+    def f(i, s):
+        out = R.SparseCross(indices=[], values=[], shapes=[], dense_inputs=[i, s], hashed_output=False,
+                            num_buckets=0, hash_key=0, out_type=tf.string, internal_type=tf.string)
+        return tf.strings.to_hash_bucket_fast(out.output_values, 10)
+    assert op_counts(tf_blade.optimize(f, min_cluster_size=1).signatures["serving_default"])["SparseCross"] == 1

@@ -1,8 +1,13 @@
-"""SparseCross with hashed output (crossed_column, HashedCrossing) and SparseCrossHashed, over
-int64 and string inputs, sparse and dense: inputs are N indices, N values, N shapes, then the
-dense inputs (then, for SparseCrossHashed, the constants num_buckets, strong_hash and salt)."""
+"""SparseCross (hashed: crossed_column, HashedCrossing; or strings), SparseCrossHashed and
+SparseCrossV2 (``tf.sparse.cross``), over int64 and string inputs, sparse and dense: inputs are N
+indices, N values, N shapes, then the dense inputs (then SparseCrossHashed's constants
+num_buckets, strong_hash and salt, or SparseCrossV2's separator)."""
+from ...kernels.strings import tstrings_from_bytes
+from ..dtypes import STRING
 from ..registry import Lowering, lowering
 from ._common import const_input, const_value
+
+V1_SEPARATOR = b"_X_"  # SparseCross' string crosses join with this fixed separator
 
 
 def _ranks_reason(node, graph, n, n_columns_inputs):
@@ -19,13 +24,34 @@ def _ranks_reason(node, graph, n, n_columns_inputs):
 class SparseCrossLowering(Lowering):
     def check(self, node, graph):
         a = node.attrs
-        if not a.get("hashed_output") or a.get("out_type") != 9:
-            return "only hashed crosses (int64 output)"
-        return _ranks_reason(node, graph, a.get("N", 0), len(node.inputs))
+        n = a.get("N", 0)
+        if a.get("hashed_output") != (a.get("out_type") == 9):
+            return "out_type does not match hashed_output (TF has no such kernel)"
+        values = node.inputs[n:2 * n] + node.inputs[3 * n:]
+        if a.get("internal_type") == STRING and any(
+                graph.dtype_of(r) != STRING for r in values):
+            return "int64 values with internal_type string (TF raises)"
+        return _ranks_reason(node, graph, n, len(node.inputs))
 
     def emit(self, node, ins, em):
+        if not node.attrs["hashed_output"]:
+            return _cross_strings(node, ins, em, V1_SEPARATOR)
         features = lambda v, dense: _features(v, em)  # noqa: E731
         return _cross(node, ins, em, features, f"{node.attrs['num_buckets']}, {node.attrs['hash_key']}, False")
+
+
+@lowering("SparseCrossV2")
+class SparseCrossV2Lowering(Lowering):
+    def check(self, node, graph):
+        reason = const_input(graph, node, len(node.inputs) - 1)
+        if reason:
+            return reason
+        if const_value(graph, node.inputs[-1]).ndim != 0:
+            return "separator must be a scalar (TF raises)"
+        return _ranks_reason(node, graph, node.attrs.get("N", 0), len(node.inputs) - 1)
+
+    def emit(self, node, ins, em):
+        return _cross_strings(node, ins[:-1], em, ins[-1].const.item())
 
 
 @lowering("SparseCrossHashed")
@@ -53,8 +79,9 @@ class SparseCrossHashedLowering(Lowering):
         return _cross(node, ins[:-3], em, features, f"{buckets}, 0, True")
 
 
-def _cross(node, ins, em, features_of, tail):
-    """Validates TF's way, finds each row's features per column and crosses them."""
+def _rows(node, ins, em):
+    """Validates TF's way and finds each column's features per row: (batch, counts, starts,
+    [(values, dense)] per column, sparse columns first)."""
     n = node.attrs["N"]
     indices, values, shapes, dense = ins[:n], ins[n:2 * n], ins[2 * n:3 * n], ins[3 * n:]
     k = lambda f: em.kernel("sparse_cross", f)  # noqa: E731
@@ -62,23 +89,54 @@ def _cross(node, ins, em, features_of, tail):
         (batch,) = em.call(1, f"{k('batch_size')}({shapes[0].var}, err)", True)
     else:
         (batch,) = em.call(1, f"np.int64({dense[0].var}.shape[0])", False)
-    features, counts, starts = [], [], []
+    counts, starts = [], []
     for i in range(n):
         em.call(0, f"{k('check_sparse')}({i}, {indices[i].var}, {values[i].var}.shape[0], {shapes[i].var}, {batch}, err)", True)
     for i, d in enumerate(dense):
         em.call(0, f"{k('check_dense')}({i}, {d.var}.shape[0], {batch}, err)", True)
     for i in range(n):
         c, s = em.call(2, f"{k('sparse_rows')}({indices[i].var}, {batch}, err)", True)
-        features.append(features_of(values[i], False))
         counts.append(c)
         starts.append(s)
     for d in dense:
         c, s = em.call(2, f"{k('dense_rows')}({batch}, {d.var}.shape[1])", False)
-        features.append(features_of(d, True))
         counts.append(c)
         starts.append(s)
-    tup = lambda xs: "(" + ", ".join(xs) + ",)"  # noqa: E731
-    return em.call(3, f"{k('cross_hashed')}({tup(features)}, {tup(counts)}, {tup(starts)}, {batch}, {tail}, err)", True)
+    columns = [(v, False) for v in values] + [(d, True) for d in dense]
+    return batch, counts, starts, columns
+
+
+def _tup(xs):
+    return "(" + ", ".join(xs) + ",)"
+
+
+def _cross(node, ins, em, features_of, tail):
+    batch, counts, starts, columns = _rows(node, ins, em)
+    features = [features_of(v, dense) for v, dense in columns]
+    k = em.kernel("sparse_cross", "cross_hashed")
+    return em.call(3, f"{k}({_tup(features)}, {_tup(counts)}, {_tup(starts)}, {batch}, {tail}, err)", True)
+
+
+def _cross_strings(node, ins, em, separator: bytes):
+    batch, counts, starts, columns = _rows(node, ins, em)
+    ids, pools = [], []
+    for v, _ in columns:
+        flat = f"np.ascontiguousarray({v.var}).ravel()"
+        if v.is_string:
+            ids.append(flat)
+            pools.append(f"np.ascontiguousarray({v.off})")
+        else:  # std::to_string: AsString's default format
+            (text,) = em.call(1, f"{em.kernel('as_string', 'as_string_ints')}({flat}, -1, 0, err)", True)
+            ids.append(f"np.arange({v.var}.size)")
+            pools.append(text)
+    sep = em.const(tstrings_from_bytes([separator]))
+    k = em.kernel("sparse_cross", "cross_strings")
+    indices, text, shape = em.call(3, f"{k}({_tup(ids)}, {_tup(pools)}, {_tup(counts)}, {_tup(starts)}, {batch}, {sep}, err)", True)
+    values = em.tmp()
+    em.line(f"{values}_off = {text}")
+    em.line(f"{values}_dat = {text}[:0]")
+    em.line(f"{values} = np.arange({indices}.shape[0])")
+    return [indices, values, shape]
 
 
 def _features(value, em):
