@@ -1,6 +1,6 @@
-"""kernels/gather.py against tf.raw_ops.GatherV2 / ResourceGather (batch_dims 0), random inputs.
+"""kernels/gather.py against tf.raw_ops.GatherV2 (any batch_dims) / ResourceGather, random inputs.
 
-The kernel returns (out as [outer, n_ids, inner], output shape vector); reshaped by that vector it
+The kernel returns (out as [batch, outer, n_ids / batch, inner], output shape vector); reshaped by that vector it
 must equal TF's output bit for bit, and wherever TF raises InvalidArgumentError the kernel must
 set its error buffer instead of crashing.
 """
@@ -14,10 +14,10 @@ from tf_blade.kernels.gather import gather
 I64 = np.iinfo(np.int64)
 
 
-def tf_gather(params, ids, axis):
+def tf_gather(params, ids, axis, batch_dims=0):
     try:
         return tf.raw_ops.GatherV2(params=tf.constant(params), indices=tf.constant(ids),
-                                   axis=tf.constant(axis, tf.int64)).numpy(), None
+                                   axis=tf.constant(axis, tf.int64), batch_dims=batch_dims).numpy(), None
     except tf.errors.InvalidArgumentError as e:
         return None, e.message
 
@@ -31,12 +31,13 @@ def tf_resource_gather(params, ids):
         return None, e.message
 
 
-def run_kernel(params, ids, axis, strict=False):
+def run_kernel(params, ids, axis, strict=False, batch_dims=0):
     err = new_error_buffer()
-    out, shape = gather(params, ids, axis, int(strict), err)
+    out, shape = gather(params, ids, axis, batch_dims, int(strict), err)
     if err[0]:
         return None, error_text(err)
-    assert out.shape == (int(np.prod(params.shape[:axis])), ids.size,
+    batch = int(np.prod(params.shape[:batch_dims]))
+    assert out.shape == (batch, int(np.prod(params.shape[batch_dims:axis])), ids.size // batch if batch else 0,
                          int(np.prod(params.shape[axis + 1:])))
     return out.reshape(tuple(shape)), None
 
@@ -48,11 +49,12 @@ def assert_identical(got, want):
     np.testing.assert_array_equal(got, want)
 
 
-def check(params, ids, axis, resource=False):
-    want, tf_err = tf_resource_gather(params, ids) if resource else tf_gather(params, ids, axis)
-    got, k_err = run_kernel(params, ids, axis, strict=resource)
+def check(params, ids, axis, resource=False, batch_dims=0):
+    want, tf_err = tf_resource_gather(params, ids) if resource else tf_gather(params, ids, axis, batch_dims)
+    got, k_err = run_kernel(params, ids, axis, strict=resource, batch_dims=batch_dims)
     if tf_err is not None:
         assert k_err, f"TF raised {tf_err!r} but the kernel accepted the input"
+        assert k_err in tf_err, (k_err, tf_err)  # TF's own words
         return
     assert k_err is None, f"kernel rejected an input TF accepts: {k_err}"
     assert_identical(got, want)
@@ -132,7 +134,7 @@ def test_gather_out_of_range_ids_set_error(bad):
     ids = np.array([[0, 1], [bad, 2]], np.int64)
     check(params, ids, 0)
     err = new_error_buffer()
-    gather(params, ids, 0, 0, err)
+    gather(params, ids, 0, 0, 0, err)
     _, tf_err = tf_gather(params, ids, 0)
     assert err[0] != 0 and error_text(err) in tf_err  # TF's own words: "indices[1,0] = -1 is not in [0, 3)"
 
@@ -142,3 +144,17 @@ def test_gather_large_ids_vector(rng):
     ids = rng.integers(0, 1000, size=20000).astype(np.int64)
     check(params, ids, 0)
     check(params.T.copy(), ids % 7, 1)
+
+
+@pytest.mark.parametrize("id_dtype", [np.int32, np.int64])
+def test_gather_batch_dims_random(rng, id_dtype):
+    for _ in range(40):
+        batch_dims = int(rng.integers(1, 3))
+        batch = tuple(int(d) for d in rng.integers(0 if rng.random() < 0.1 else 1, 4, size=batch_dims))
+        rest = tuple(int(d) for d in rng.integers(1, 4, size=int(rng.integers(1, 3))))
+        axis = batch_dims + int(rng.integers(0, len(rest)))
+        params = random_params(rng, batch + rest, np.float32)
+        ids_batch = batch if rng.random() < 0.9 else tuple(d + 1 for d in batch)  # TF rejects a mismatch
+        ids = random_ids(rng, params.shape[axis], ids_batch + tuple(int(d) for d in rng.integers(0, 3, size=int(rng.integers(0, 2)))),
+                         id_dtype, bad_rate=0.3)
+        check(params, ids, axis, batch_dims=batch_dims)

@@ -1,6 +1,6 @@
 """The lowerings added for column types (reductions over any constant axes, OneHot on every
 axis, Bucketize, Fill, Range, Transpose, SparseToDense, SegmentSum, UnsortedSegmentSum,
-DivNoNan, UniqueWithCounts, Squeeze, Size, Rank, ClipByValue, Unpack, FloorMod), fused together in one graph and run against the same graph in TF. Integer outputs
+DivNoNan, UniqueWithCounts, Squeeze, Size, Rank, ClipByValue, Unpack, FloorMod, GatherV2 with batch_dims), fused together in one graph and run against the same graph in TF. Integer outputs
 bit-exact, float reductions within 1e-6 relative."""
 import numpy as np
 import pytest
@@ -12,7 +12,7 @@ from conftest import op_counts
 R = tf.raw_ops
 NEW_OPS = {"Sum", "Max", "Min", "Mean", "Prod", "Any", "All", "OneHot", "Bucketize", "Fill", "Range",
            "Transpose", "SparseToDense", "SegmentSum", "UnsortedSegmentSum", "DivNoNan", "UniqueWithCounts",
-           "Squeeze", "Size", "ClipByValue", "Rank", "Unpack", "FloorMod"}
+           "Squeeze", "Size", "ClipByValue", "Rank", "Unpack", "FloorMod", "GatherV2"}
 
 
 @tf.function(input_signature=[tf.TensorSpec([None, 3, 2], tf.float32), tf.TensorSpec([None], tf.int64),
@@ -51,6 +51,10 @@ def glue(x, ids, coords):
         out[f"unpack_dim{i}"] = dim
     wide = R.Mul(x=R.Reshape(tensor=ids, shape=[-1, 1]), y=tf.constant([1, 7, 3 << 60, -(5 << 59)], tf.int64))
     out["floor_mod"] = R.FloorMod(x=wide, y=tf.constant([-7, -1, 3, 1 << 62], tf.int64))
+    picks = R.FloorMod(x=R.Reshape(tensor=ids, shape=[-1, 1]), y=tf.constant(3, tf.int64))  # [n, 1]
+    out["gather_batch1"] = R.GatherV2(params=x, indices=picks, axis=1, batch_dims=1)
+    out["gather_batch_neg"] = R.GatherV2(params=x, indices=R.FloorMod(x=picks, y=tf.constant(2, tf.int64)),
+                                         axis=-1, batch_dims=-1)
     return out
 
 
