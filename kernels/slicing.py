@@ -1,5 +1,5 @@
 """Slice and StridedSlice. Both resolve to per-dimension index ranges first (TF's canonical form),
-then copy; only ranks 1 and 2 occur in feature-column graphs and are supported here.
+then copy, for any rank >= 1.
 """
 import numpy as np
 from numba import njit
@@ -121,24 +121,36 @@ def _count(b, e, st):
 
 
 @njit(cache=True, nogil=True)
-def take_1d(x, bounds):
-    b, e, st = bounds[0, 0], bounds[0, 1], bounds[0, 2]
-    n = _count(b, e, st)
-    out = np.empty(n, x.dtype)
-    for i in range(n):
-        out[i] = x[b + i * st]
-    return out
-
-
-@njit(cache=True, nogil=True)
-def take_2d(x, bounds):
-    b0, e0 = bounds[0, 0], bounds[0, 1]
-    b1, e1 = bounds[1, 0], bounds[1, 1]
-    s0, s1 = bounds[0, 2], bounds[1, 2]
-    n0 = _count(b0, e0, s0)
-    n1 = _count(b1, e1, s1)
-    out = np.empty((n0, n1), x.dtype)
-    for i in range(n0):
-        for j in range(n1):
-            out[i, j] = x[b0 + i * s0, b1 + j * s1]
+def take(x, bounds):
+    """The elements of ``x`` (any rank >= 1) in the per-dimension ranges of ``bounds``, flat in C
+    order; ``shrunk_shape(bounds)`` gives their shape. The last dimension is the inner loop."""
+    c = np.ascontiguousarray(x)
+    rank = c.ndim
+    src = c.reshape(c.size)
+    counts = np.empty(rank, np.int64)
+    step = np.empty(rank, np.int64)  # elements between neighbours along each dim of x
+    total = 1
+    s = 1
+    for d in range(rank - 1, -1, -1):
+        counts[d] = _count(bounds[d, 0], bounds[d, 1], bounds[d, 2])
+        total *= counts[d]
+        step[d] = s
+        s *= c.shape[d]
+    out = np.empty(total, c.dtype)
+    if total == 0:
+        return out
+    last = rank - 1
+    b_last, s_last, n_last = bounds[last, 0], bounds[last, 2], counts[last]
+    at = np.zeros(rank, np.int64)  # position among the outer dims' selected indices
+    for k in range(0, total, n_last):
+        base = b_last
+        for d in range(last):
+            base += (bounds[d, 0] + at[d] * bounds[d, 2]) * step[d]
+        for j in range(n_last):
+            out[k + j] = src[base + j * s_last]
+        for d in range(last - 1, -1, -1):  # the next outer position, C order
+            at[d] += 1
+            if at[d] < counts[d]:
+                break
+            at[d] = 0
     return out

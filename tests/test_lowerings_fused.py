@@ -1,6 +1,6 @@
 """The lowerings added for column types (reductions over any constant axes, OneHot on every
 axis, Bucketize, Fill, Range, Transpose, SparseToDense, SegmentSum, UnsortedSegmentSum,
-DivNoNan, UniqueWithCounts, Squeeze, Size, Rank, ClipByValue, Unpack, FloorMod, GatherV2 with batch_dims), fused together in one graph and run against the same graph in TF. Integer outputs
+DivNoNan, UniqueWithCounts, Squeeze, Size, Rank, ClipByValue, Unpack, FloorMod, GatherV2 with batch_dims, rank-3 Slice and StridedSlice), fused together in one graph and run against the same graph in TF. Integer outputs
 bit-exact, float reductions within 1e-6 relative."""
 import numpy as np
 import pytest
@@ -12,7 +12,7 @@ from conftest import op_counts
 R = tf.raw_ops
 NEW_OPS = {"Sum", "Max", "Min", "Mean", "Prod", "Any", "All", "OneHot", "Bucketize", "Fill", "Range",
            "Transpose", "SparseToDense", "SegmentSum", "UnsortedSegmentSum", "DivNoNan", "UniqueWithCounts",
-           "Squeeze", "Size", "ClipByValue", "Rank", "Unpack", "FloorMod", "GatherV2"}
+           "Squeeze", "Size", "ClipByValue", "Rank", "Unpack", "FloorMod", "GatherV2", "Slice", "StridedSlice"}
 
 
 @tf.function(input_signature=[tf.TensorSpec([None, 3, 2], tf.float32), tf.TensorSpec([None], tf.int64),
@@ -55,6 +55,9 @@ def glue(x, ids, coords):
     out["gather_batch1"] = R.GatherV2(params=x, indices=picks, axis=1, batch_dims=1)
     out["gather_batch_neg"] = R.GatherV2(params=x, indices=R.FloorMod(x=picks, y=tf.constant(2, tf.int64)),
                                          axis=-1, batch_dims=-1)
+    out["slice3"] = R.Slice(input=x, begin=[0, 1, 0], size=[-1, 2, 1])
+    out["strided_slice3"] = R.StridedSlice(input=x, begin=[0, 2, 1], end=[0, -4, 2], strides=[1, -2, 1],
+                                           begin_mask=1, end_mask=1, shrink_axis_mask=4)
     return out
 
 

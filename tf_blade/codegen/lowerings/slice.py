@@ -1,18 +1,18 @@
-"""Slice on rank-1 and rank-2 tensors."""
+"""Slice on tensors of any rank >= 1."""
 from ..registry import Lowering, lowering
 
 
 @lowering("Slice")
 class SliceLowering(Lowering):
     def check(self, node, graph):
-        if graph.rank_of(node.inputs[0]) not in (1, 2):
-            return "only ranks 1 and 2"
+        if not graph.rank_of(node.inputs[0]):
+            return "input rank unknown or 0"
         return None
 
     def emit(self, node, ins, em):
         x, begin, size = ins
-        (bounds,) = em.call(1, f"{em.kernel('slicing', 'slice_bounds')}(np.array({x.var}.shape, np.int64), {begin.var}, {size.var}, err)", True)
-        (out,) = em.call(1, f"{em.kernel('slicing', f'take_{x.rank}d')}({x.var}, {bounds})", False)
-        if x.is_string:
-            em.share_pool(out, x)
-        return [out]
+        k = lambda f: em.kernel("slicing", f)  # noqa: E731
+        (bounds,) = em.call(1, f"{k('slice_bounds')}(np.array({x.var}.shape, np.int64), {begin.var}, {size.var}, err)", True)
+        (taken,) = em.call(1, f"{k('take')}({x.var}, {bounds})", False)
+        (shape,) = em.call(1, f"{k('shrunk_shape')}({bounds})", False)
+        return [em.reshaped(x, taken, shape, node.out_ranks[0])]
