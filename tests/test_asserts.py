@@ -83,3 +83,30 @@ def test_the_fallback_of_an_assert_cluster_still_asserts():
     result = subprocess.run([sys.executable, "-c", _FALLBACK], capture_output=True, text=True, timeout=600,
                             env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="3"))
     assert "OK [3, 5]" in result.stdout and "RAISED True True" in result.stdout, result.stdout + result.stderr[-3000:]
+
+
+def _guarded(check):
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.int64), tf.TensorSpec([None, 4], tf.float32)])
+    def guarded(ids, table):
+        # The gather rejects the ids the assert does; TF runs the assert first (control edge). Both
+        # read one computed value, so they land in one part, where only the edge orders them.
+        x = ids + 0
+        with tf.control_dependencies([tf.debugging.assert_less(check(x), tf.constant(4, tf.int64), message="id too big")]):
+            rows = tf.gather(table, x)
+        return rows * 2.0
+    return guarded
+
+
+@pytest.mark.parametrize("bridge", ["native", "numpy"])
+@pytest.mark.parametrize("check", [lambda x: x, lambda x: x * 1, lambda x: x - 0, lambda x: tf.abs(x)],
+                         ids=["x", "mul", "sub", "abs"])
+def test_an_assert_fails_before_the_ops_it_guards(bridge, check):
+    guarded = _guarded(check)
+    fused = tf_blade.optimize(guarded, bridge=bridge, min_cluster_size=1).signatures["serving_default"]
+    assert "Assert" not in op_counts(fused) and "GatherV2" not in op_counts(fused)
+    args = tf.constant([1, 7], tf.int64), tf.ones([4, 4])
+    for fn in (guarded, fused):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="assertion failed: \\[id too big\\]"):
+            fn(*args)
+    ok = tf.constant([3, 0], tf.int64), tf.ones([4, 4])
+    np.testing.assert_array_equal(fused(*ok).numpy(), guarded(*ok).numpy())

@@ -75,3 +75,37 @@ def test_threads_on_a_cold_cache_compile_each_kernel_once(tmp_path):
     assert result.returncode == 0, result.stderr[-3000:]
     python_compiles, op_compiles = map(int, result.stdout.split("COMPILES")[1].split())
     assert python_compiles == 1 and op_compiles == 1, result.stdout
+
+
+def test_concurrent_callers_run_crowded_and_a_lone_caller_does_not():
+    """The native op's crowding rule (blade_op.cc InFlight): a lone caller's calls keep their
+    parallel columns; calls that overlap another are told so and run serially; both give TF's
+    bits. Wide enough inputs that the parallel path really runs when not crowded."""
+    import threading
+    import time
+    model = criteo_feature_model(COLUMNS, dim=4)
+    fn = tf_blade.optimize(model.serve, bridge="native").signatures["serving_default"]
+    raw = synthetic_batch(4096, COLUMNS, seed=3)
+    args = [tf.constant(raw[c]) for c in column_names(COLUMNS)]
+    want = model.serve(*args)["features"].numpy()
+    bridge = native.load()
+    fn(*args)  # compiled before anything is counted
+    time.sleep(0.1)  # past the 50 ms window of any earlier overlap in this process
+    before = bridge.crowded_count()
+    for _ in range(5):
+        np.testing.assert_array_equal(fn(*args)["features"].numpy(), want)
+    assert bridge.crowded_count() == before, "a lone caller was told it was crowded"
+
+    barrier = threading.Barrier(2)
+    failures = []
+
+    def caller():
+        barrier.wait()
+        for _ in range(20):
+            if not np.array_equal(fn(*args)["features"].numpy(), want):
+                failures.append("differs")
+    threads = [threading.Thread(target=caller) for _ in range(2)]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert not failures
+    assert bridge.crowded_count() - before >= 10, "overlapping callers were not told they were crowded"

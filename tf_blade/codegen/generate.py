@@ -12,7 +12,7 @@ from typing import Dict, List
 
 from .dtypes import STRING, numpy_name
 from .emitter import Emitter, Value, add_context_call, empty_expr
-from .parts import Part, decompose, ref_meta
+from .parts import Part, decompose, part_deps, ref_meta
 from .registry import load_all
 from ..feature_column.spec import const_values
 from ..runtime.threads import parallel_enabled
@@ -228,10 +228,9 @@ def _output_concats(spec, parts: List[Part]) -> Dict[int, tuple]:
 def _schedule(parts: List[Part]) -> List[List[int]]:
     """Parts in steps: a step is parts that depend on none of each other and share a template
     (the columns of a layer), in an order that respects every dependency."""
-    owner = {ref: i for i, p in enumerate(parts) for ref in p.outputs}
     level: List[int] = []
-    for p in parts:  # parts come topologically ordered
-        level.append(1 + max((level[owner[r]] for r in p.inputs if r in owner), default=-1))
+    for deps in part_deps(parts):  # parts come topologically ordered
+        level.append(1 + max((level[d] for d in deps), default=-1))
     steps: Dict[tuple, List[int]] = {}
     for i, p in enumerate(parts):
         steps.setdefault((level[i], p.key), []).append(i)

@@ -13,6 +13,8 @@ import hashlib
 import json
 from typing import Dict, List
 
+from .registry import EFFECT_OPS
+
 
 @dataclasses.dataclass
 class Part:
@@ -20,10 +22,22 @@ class Part:
     inputs: List[str]                 # outer refs: "in:k" or "node:out" of another part
     outputs: List[str]                # refs of this part's nodes read elsewhere
     key: str = ""                     # template identity: parts with equal keys share code
+    after: List[int] = dataclasses.field(default_factory=list)  # nodes of other parts to run first
+    effect: bool = False              # holds an Assert: runs before parts that need not precede it
 
 
 def _producer(ref: str):
     return None if ref.startswith("in:") else int(ref.split(":")[0])
+
+
+def _after(spec, k) -> List[int]:
+    """Nodes that must run before node ``k`` without feeding it: its control inputs in the
+    cluster (``after`` names, those the spec rewrites kept)."""
+    names = spec["nodes"][k].get("after")
+    if not names:
+        return []
+    index = {n["name"]: i for i, n in enumerate(spec["nodes"])}
+    return [index[name] for name in names if name in index]
 
 
 def decompose(spec) -> List[Part]:
@@ -55,6 +69,14 @@ def decompose(spec) -> List[Part]:
     return _topological(parts) or [_make_part(spec, [k for k in range(len(nodes)) if nodes[k]["op"] != "Const"])]
 
 
+def part_deps(parts: List[Part]) -> List[set]:
+    """Per part, the parts it must follow: those making its inputs or holding its ``after`` nodes."""
+    owner = {ref: i for i, p in enumerate(parts) for ref in p.outputs}
+    node_owner = {k: i for i, p in enumerate(parts) for k in p.nodes}
+    return [{owner[r] for r in p.inputs if r in owner} | {node_owner[k] for k in p.after if k in node_owner} - {i}
+            for i, p in enumerate(parts)]
+
+
 def _make_part(spec, members) -> Part:
     nodes = spec["nodes"]
     inside = set(members)
@@ -76,7 +98,9 @@ def _make_part(spec, members) -> Part:
         for j in range(len(nodes[k]["outputs"])):
             if f"{k}:{j}" in used_outside:
                 outputs.append(f"{k}:{j}")
-    part = Part(nodes=ordered, inputs=inputs, outputs=outputs)
+    after = sorted({a for k in members for a in _after(spec, k) if a not in inside})
+    effect = any(nodes[k]["op"] in EFFECT_OPS for k in members)
+    part = Part(nodes=ordered, inputs=inputs, outputs=outputs, after=after, effect=effect)
     part.key = _template_key(spec, part)
     return part
 
@@ -101,10 +125,12 @@ def _canonical_order(spec, members) -> List[int]:
             shape_of[k] = hashlib.sha256(text.encode()).hexdigest()
         return shape_of[k]
 
-    waiting = {k: {p for p in map(_producer, nodes[k]["inputs"]) if p in members} for k in members}
+    waiting = {k: {p for p in list(map(_producer, nodes[k]["inputs"])) + _after(spec, k) if p in members}
+               for k in members}
     order: List[int] = []
-    while waiting:
-        ready = min((k for k, deps in waiting.items() if not deps), key=lambda k: (shape(k), k))
+    while waiting:  # an Assert as soon as it can run: its error comes first, as in TF
+        ready = min((k for k, deps in waiting.items() if not deps),
+                    key=lambda k: (nodes[k]["op"] not in EFFECT_OPS, shape(k), k))
         order.append(ready)
         del waiting[ready]
         for deps in waiting.values():
@@ -141,14 +167,13 @@ def ref_meta(spec, ref):
 
 
 def _topological(parts: List[Part]):
-    owner = {ref: i for i, p in enumerate(parts) for ref in p.outputs}
-    deps = [{owner[r] for r in p.inputs if r in owner} for p in parts]
+    deps = part_deps(parts)
     done, order = set(), []
     while len(order) < len(parts):
         ready = [i for i in range(len(parts)) if i not in done and deps[i] <= done]
         if not ready:
             return None  # the split would be cyclic: compile as one part instead
-        for i in ready:
+        for i in sorted(ready, key=lambda i: not parts[i].effect):  # Asserts first, as in TF
             done.add(i)
             order.append(parts[i])
     return order

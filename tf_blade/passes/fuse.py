@@ -45,6 +45,9 @@ def build_spec(graph: Graph, cluster: List[str], fetches=()):
         refs = [spec_ref(r, node) for r in node.inputs]
         k = len(nodes)
         nodes.append(_spec_node(node, refs))
+        after = [c for c in node.control_inputs if c in members]
+        if after:  # run after these (an Assert guarding this node): TF's order of errors
+            nodes[k]["after"] = after
         for j in range(len(node.out_dtypes)):
             local[make_ref(name, j)] = f"{k}:{j}"
 

@@ -109,6 +109,7 @@ char g_dummy_byte = 0;
 // a caller's next call often starts in the gap between the other's calls.
 std::atomic<int64_t> g_in_flight{0};
 std::atomic<int64_t> g_last_overlap_ns{-(int64_t{1} << 62)};
+std::atomic<int64_t> g_crowded_calls{0};  // how many calls ran crowded (tests, diagnostics)
 constexpr int64_t kCrowdedNs = 50 * 1000 * 1000;
 
 struct InFlight {
@@ -119,6 +120,7 @@ struct InFlight {
                             std::chrono::steady_clock::now().time_since_epoch()).count();
     if (others > 0) g_last_overlap_ns.store(now, std::memory_order_relaxed);
     crowded = others > 0 || now - g_last_overlap_ns.load(std::memory_order_relaxed) < kCrowdedNs;
+    if (crowded) g_crowded_calls.fetch_add(1, std::memory_order_relaxed);
   }
   ~InFlight() { g_in_flight.fetch_sub(1); }
 };
@@ -195,6 +197,8 @@ int64_t blade_compile_count() {
   std::lock_guard<std::mutex> l(g_compile_mu);
   return g_compile_count;
 }
+
+int64_t blade_crowded_count() { return g_crowded_calls.load(); }
 
 int64_t blade_fallback_count() {
   std::lock_guard<std::mutex> l(g_map_mu);

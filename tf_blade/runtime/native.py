@@ -83,6 +83,7 @@ class NativeBridge:
         lib.blade_cache_size.restype = ctypes.c_int64
         lib.blade_compile_count.restype = ctypes.c_int64
         lib.blade_fallback_count.restype = ctypes.c_int64
+        lib.blade_crowded_count.restype = ctypes.c_int64
         self._lib = lib
         self.alloc_address = lib.blade_alloc_address()
         self._cb = None  # keeps the ctypes thunk alive while C++ holds it
@@ -116,6 +117,11 @@ class NativeBridge:
     def fallback_count(self):
         """Dispatch keys now running their cluster's original TF ops."""
         return self._lib.blade_fallback_count()
+
+    def crowded_count(self):
+        """Fused calls told that others ran beside them (or overlapped within 50 ms), which then
+        ran their columns on their own thread."""
+        return self._lib.blade_crowded_count()
 
 
 _bridge = None
