@@ -41,6 +41,8 @@ def replace_matches(spec, match, fused_op: str):
         inputs, attrs = found
         nodes[k] = {"name": node["name"], "op": fused_op, "inputs": inputs, "attrs": attrs,
                     "outputs": node["outputs"]}
+        if node.get("after"):
+            nodes[k]["after"] = node["after"]
         fused += 1
     if not fused:
         return spec, 0
@@ -68,7 +70,27 @@ def prune_dead_nodes(spec) -> dict:
         k, j = ref.split(":")
         return f"{new_index[int(k)]}:{j}"
 
-    kept = [dict(nodes[k], inputs=[renumber(r) for r in nodes[k]["inputs"]]) for k in sorted(live)]
+    index = {node["name"]: k for k, node in enumerate(nodes)}
+
+    def live_after(names, seen):
+        """``names`` with each dropped node replaced by what it ran after: an Assert chain
+        (assert 3 after the guard of assert 1) survives the guard's removal."""
+        out = []
+        for name in names:
+            k = index.get(name)
+            if k in live:
+                out.append(name)
+            elif k is not None and name not in seen:
+                seen.add(name)
+                out += live_after(nodes[k].get("after", ()), seen)
+        return out
+
+    kept = []
+    for k in sorted(live):
+        node = dict(nodes[k], inputs=[renumber(r) for r in nodes[k]["inputs"]])
+        if node.get("after"):
+            node["after"] = list(dict.fromkeys(live_after(node["after"], set())))
+        kept.append(node)
     return dict(spec, nodes=kept, outputs=[renumber(r) for r in spec["outputs"]])
 
 

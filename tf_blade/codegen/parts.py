@@ -128,9 +128,9 @@ def _canonical_order(spec, members) -> List[int]:
     waiting = {k: {p for p in list(map(_producer, nodes[k]["inputs"])) + _after(spec, k) if p in members}
                for k in members}
     order: List[int] = []
-    while waiting:  # an Assert as soon as it can run: its error comes first, as in TF
+    while waiting:  # an Assert as soon as it can run (Asserts in graph order): TF's first error
         ready = min((k for k, deps in waiting.items() if not deps),
-                    key=lambda k: (nodes[k]["op"] not in EFFECT_OPS, shape(k), k))
+                    key=lambda k: (False, "", k) if nodes[k]["op"] in EFFECT_OPS else (True, shape(k), k))
         order.append(ready)
         del waiting[ready]
         for deps in waiting.values():
