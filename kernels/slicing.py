@@ -154,3 +154,19 @@ def take(x, bounds):
                 break
             at[d] = 0
     return out
+
+
+@njit(cache=True, nogil=True)
+def with_new_axes(shape, new_axes):
+    """``shape`` with a 1 at each output position of ``new_axes`` (sorted): StridedSlice's new axes."""
+    out = np.empty(shape.shape[0] + new_axes.shape[0], np.int64)
+    j = 0
+    k = 0
+    for i in range(out.shape[0]):
+        if k < new_axes.shape[0] and new_axes[k] == i:
+            out[i] = 1
+            k += 1
+        else:
+            out[i] = shape[j]
+            j += 1
+    return out

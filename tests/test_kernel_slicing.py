@@ -135,3 +135,43 @@ def test_strided_slice_extreme_strides(stride):
     x = np.arange(5, dtype=np.float32)
     for b, e in ((0, 5), (4, -6), (I64.min, I64.max), (I64.max, I64.min), (2, 2)):
         check_strided(x, np.array([b], np.int64), np.array([e], np.int64), np.array([stride], np.int64))
+
+
+_SLICES = {  # name: (x -> slice), the Python forms that make ellipsis / new-axis masks
+    "ellipsis_last": lambda x: x[..., 0],
+    "ellipsis_mid": lambda x: x[1:, ..., ::-1],
+    "new_axis": lambda x: x[:, tf.newaxis],
+    "new_axes_around_ellipsis": lambda x: x[tf.newaxis, ..., tf.newaxis, 1:2],
+    "shrink_then_new": lambda x: x[0, tf.newaxis, :, -1],
+    "ellipsis_only": lambda x: x[...],
+    "new_after_shrink": lambda x: x[-1, ..., tf.newaxis],
+}
+
+
+@pytest.fixture(scope="module")
+def fused_slices():
+    import tf_blade
+    from conftest import op_counts
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3, 4], tf.float32)])
+    def slices(x):
+        return {name: f(x) * 2.0 for name, f in _SLICES.items()}
+    fused = tf_blade.optimize(slices, min_cluster_size=1).signatures["serving_default"]
+    assert "StridedSlice" not in op_counts(fused), op_counts(fused)
+    return slices, fused
+
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_fused_ellipsis_and_new_axis_slices(fused_slices, rng, n):
+    slices, fused = fused_slices
+    x = tf.constant(rng.standard_normal((n, 3, 4)).astype(np.float32))
+    if n == 0:  # x[0] of an empty batch: both refuse
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            slices(x)
+        with pytest.raises(tf.errors.InvalidArgumentError):
+            fused(x)
+        return
+    want, got = slices(x), fused(x)
+    for name in _SLICES:
+        assert got[name].shape == want[name].shape, name
+        np.testing.assert_array_equal(got[name].numpy(), want[name].numpy(), err_msg=name)
