@@ -2,7 +2,7 @@
 import numpy as np
 from numba import njit
 
-from .errors import int_text, set_error
+from .errors import dims_text, int_text, set_error
 
 
 @njit(cache=True, nogil=True)
@@ -53,3 +53,11 @@ def concat(parts, axis, err):
     if err[0] == 0:
         concat_into(parts, out)
     return out, shape
+
+
+@njit(cache=True, nogil=True)
+def check_same_shape(first, other, index, err):
+    """Pack's check that input ``index`` has the shape of input 0, in TF's words."""
+    if first.shape[0] != other.shape[0] or np.any(first != other):
+        set_error(err, "Shapes of all inputs must match: values[0].shape = " + dims_text(first) + " != values["
+                  + str(index) + "].shape = " + dims_text(other))

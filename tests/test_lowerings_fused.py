@@ -136,3 +136,25 @@ def test_unpack_of_the_wrong_length_is_refused_as_tf_refuses_it():
         fused(bad)
     message = "Input shape axis 0 must equal 3, got shape [2,2]"
     assert message in got.value.message and message in want.value.message
+
+
+@tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32), tf.TensorSpec([None, 3], tf.float32)])
+def stacks(a, b):
+    return {f"axis{axis}": R.Pack(values=[a, b, a * 2.0], axis=axis) * 1.0 for axis in (0, 1, 2, -1, -3)}
+
+
+def test_pack_on_any_axis_and_its_shape_check(rng):
+    fused = tf_blade.optimize(stacks, min_cluster_size=1).signatures["serving_default"]
+    assert "Pack" not in op_counts(fused), op_counts(fused)
+    for n in (0, 1, 4):
+        a, b = (tf.constant(rng.standard_normal((n, 3)).astype(np.float32)) for _ in range(2))
+        want, got = stacks(a, b), fused(a, b)
+        for k in want:
+            np.testing.assert_array_equal(got[k].numpy(), want[k].numpy(), err_msg=k)
+    a, b = tf.zeros([2, 3]), tf.zeros([4, 3])
+    with pytest.raises(tf.errors.InvalidArgumentError) as theirs:
+        stacks(a, b)
+    with pytest.raises(tf.errors.InvalidArgumentError) as ours:
+        fused(a, b)
+    message = "Shapes of all inputs must match: values[0].shape = [2,3] != values[1].shape = [4,3]"
+    assert message in theirs.value.message and message in ours.value.message

@@ -1,4 +1,5 @@
-"""Pack (tf.stack) along axis 0 of scalars or equal-shaped vectors."""
+"""Pack (tf.stack) of equal-shaped tensors along any axis: each input gains a size-1 dim at the
+axis and the concat kernel joins them (scalars: written straight into a vector)."""
 from ..registry import Lowering, lowering
 from ._common import numeric_only
 
@@ -7,19 +8,30 @@ from ._common import numeric_only
 class PackLowering(Lowering):
     def check(self, node, graph):
         ranks = {graph.rank_of(r) for r in node.inputs}
-        if node.attrs.get("axis", 0) != 0 or not ranks <= {0, 1}:
-            return "only axis 0 of scalars or vectors"
+        if len(ranks) != 1 or None in ranks:
+            return "inputs of unknown or different ranks (TF raises)"
+        rank = ranks.pop()
+        if not -(rank + 1) <= node.attrs.get("axis", 0) <= rank:
+            return "axis out of range (TF raises)"
         return numeric_only(node, graph)
 
     def emit(self, node, ins, em):
-        dtype = node.out_dtypes[0]
+        rank = ins[0].rank
         out = em.tmp()
-        if ins[0].rank == 0:
-            em.line(f"{out} = np.empty({len(ins)}, np.{dtype})")
+        if rank == 0:
+            em.line(f"{out} = np.empty({len(ins)}, np.{node.out_dtypes[0]})")
             for i, v in enumerate(ins):
                 em.line(f"{out}[{i}] = {v.var}[0]")
             return [out]
-        parts = ", ".join(f"np.ascontiguousarray({v.var}).reshape((1, {v.var}.shape[0]))" for v in ins)
-        flat, shape = em.call(2, f"{em.kernel('concat', 'concat')}(({parts},), 0, err)", True)
-        em.line(f"{out} = {flat}.reshape(({shape}[0], {shape}[1])).astype(np.{dtype})")
-        return [out]
+        axis = node.attrs.get("axis", 0)
+        axis = axis + rank + 1 if axis < 0 else axis
+        first = f"np.array({ins[0].var}.shape, np.int64)"
+        for i, v in enumerate(ins[1:], 1):
+            em.call(0, f"{em.kernel('concat', 'check_same_shape')}({first}, np.array({v.var}.shape, np.int64), {i}, err)", True)
+        parts = []
+        for v in ins:
+            dims = [f"{v.var}.shape[{d}]" for d in range(rank)]
+            dims.insert(axis, "1")
+            parts.append(f"np.ascontiguousarray({v.var}).reshape(({', '.join(dims)},))")
+        flat, shape = em.call(2, f"{em.kernel('concat', 'concat')}(({', '.join(parts)},), {axis}, err)", True)
+        return [em.reshaped(ins[0], flat, shape, rank + 1)]
