@@ -27,6 +27,14 @@ def test_int_hashed_column_loses_its_id_filter():
     assert n == 2 and "GreaterEqual" not in _ops(spec)
 
 
+def test_int_hashed_column_hashes_without_strings():
+    spec = hashed_column_spec(tf.int64)
+    for rewrite in SPEC_REWRITES:
+        spec, _ = rewrite(spec)
+    ops = _ops(spec)
+    assert ops.count("_BladeHashInts") == 1 and "AsString" not in ops and "StringToHashBucketFast" not in ops
+
+
 def _filter_spec(ids_producer):
     """GatherV2(ids, Reshape(Where(GreaterEqual(ids, 0)), [-1])) over ``ids_producer`` nodes."""
     const = lambda v, dtype=9: {"name": "c", "op": "Const", "inputs": [], "outputs": [[dtype, 1]],  # noqa: E731
