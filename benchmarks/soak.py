@@ -20,11 +20,6 @@ import os
 import sys
 
 
-def rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--threads", type=int, default=8)
@@ -37,6 +32,7 @@ def main(argv=None):
     import tensorflow as tf
     import tf_blade
     from tf_blade.examples import column_names, criteo_feature_model, synthetic_batch
+    from tf_blade.timing import rss_mb
 
     model = criteo_feature_model(3, dim=4)
     fn = tf_blade.optimize(model.serve, bridge="native").signatures["serving_default"]

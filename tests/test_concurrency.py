@@ -109,3 +109,20 @@ def test_concurrent_callers_run_crowded_and_a_lone_caller_does_not():
     [t.join() for t in threads]
     assert not failures
     assert bridge.crowded_count() - before >= 10, "overlapping callers were not told they were crowded"
+
+
+def test_many_calls_leave_rss_flat():
+    """Issue 6's resource rule, short: after warm-up, 20,000 calls of an optimized model grow RSS
+    by less than 200 bytes a call (a leaked tensor or buffer per call would be far more). The
+    long run is benchmarks/soak.py (100,000 calls, 50 load/unload cycles)."""
+    from tf_blade.timing import rss_mb
+    model = criteo_feature_model(COLUMNS, dim=4)
+    fn = tf_blade.optimize(model.serve, bridge="native").signatures["serving_default"]
+    raw = synthetic_batch(8, COLUMNS, seed=2)
+    args = [tf.constant(raw[c]) for c in column_names(COLUMNS)]
+    for _ in range(2000):
+        fn(*args)
+    before = rss_mb()
+    for _ in range(20000):
+        fn(*args)
+    assert rss_mb() - before < 20000 * 200 / 2**20

@@ -1,6 +1,7 @@
 """Interleaved A/B timing: both sides run in the same process, alternately, medians compared."""
 from __future__ import annotations
 
+import os
 import time
 
 import numpy as np
@@ -19,3 +20,9 @@ def interleaved(functions: dict, rounds: int = 50, warmup: int = 3) -> dict:
             fn()
             samples[name].append(time.perf_counter() - start)
     return {name: float(np.median(s)) for name, s in samples.items()}
+
+
+def rss_mb() -> float:
+    """This process's resident memory now (Linux), in MiB: the soak run's and the leak test's probe."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
