@@ -22,7 +22,7 @@ def _values(rng, dtype):
 
 
 @pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64])
-@pytest.mark.parametrize("width", [-1, 0, 1, 3, 22, 23, 40])
+@pytest.mark.parametrize("width", [-1, 0, 3, 22, 23])
 @pytest.mark.parametrize("fill", sorted(FLAGS))
 def test_integers_format_as_tf(rng, dtype, width, fill):
     values = _values(rng, dtype)
