@@ -76,13 +76,14 @@ def main(argv=None):
               "rss_calls": args.rss_calls, "rss_mb_every_tenth": samples,
               "rss_growth_mb_after_first_fifth": samples[-1] - samples[1] if len(samples) > 1 else 0.0,
               "cycles": args.cycles, "rss_mb_per_cycle": cycle_rss}
+    shown = sorted({c for c in (1, 10, 25, args.cycles) if 1 <= c <= len(cycle_rss)})
     text = "\n".join([
         "# Soak run", "", f"Command: `{result['command']}`", "",
         f"- {args.threads} threads x {args.calls} calls: {mismatches} results differing from the single-threaded ones.",
         f"- {args.rss_calls} calls, RSS (MB) every tenth: {samples}; growth after the first fifth: "
         f"{result['rss_growth_mb_after_first_fifth']:.1f} MB.",
-        f"- {args.cycles} load/call/drop cycles of the optimized SavedModel, RSS (MB) after cycles 1, 10, 25, {args.cycles}: "
-        f"{[cycle_rss[i] for i in (0, 9, 24, -1) if -len(cycle_rss) <= i < len(cycle_rss)]}.", ""])
+        f"- {args.cycles} load/call/drop cycles of the optimized SavedModel, RSS (MB) after cycles "
+        f"{', '.join(str(c) for c in shown)}: {[cycle_rss[c - 1] for c in shown]}.", ""])
     os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
     with open(args.out + ".json", "w") as f:
         json.dump(result, f, indent=2)
