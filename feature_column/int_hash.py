@@ -13,10 +13,11 @@ from __future__ import annotations
 
 from typing import Tuple
 
+from ..codegen.dtypes import INT32_64
+from ..kernels.as_string import FLAGS, NO_FLAG
 from .spec import producer, replace_matches, through_identity
 
 FUSED_OP = "_BladeHashInts"
-_INT32, _INT64 = 3, 9
 
 
 def _match(spec, node):
@@ -26,7 +27,7 @@ def _match(spec, node):
     if text is None or text["op"] != "AsString":
         return None
     a = text["attrs"]
-    if a.get("T") not in (_INT32, _INT64) or a.get("width", -1) != -1 or a.get("fill", "") not in ("", "#"):
+    if a.get("T") not in INT32_64 or a.get("width", -1) != -1 or FLAGS.get(a.get("fill", "")) != NO_FLAG:
         return None
     return [text["inputs"][0]], {"num_buckets": node["attrs"]["num_buckets"]}
 

@@ -236,7 +236,7 @@ def cross_strings(ids, tstrings, counts, starts, batch, sep, err):
                 if c > 0:
                     out[at:at + sep_len] = sep_buf[sep_at:sep_at + sep_len]
                     at += sep_len
-                buf, start, n = string_at(tstrings[c], sep[:0], ids[c][starts[c][b] + perm[c]])
+                buf, start, n = _string(tstrings[c], ids[c][starts[c][b] + perm[c]])
                 out[at:at + n] = buf[start:start + n]
                 at += n
             _next_combination(perm, counts, b)

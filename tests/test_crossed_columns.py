@@ -223,3 +223,19 @@ def test_string_cross_with_int_values_and_string_internal_type_stays_in_tf():
                             num_buckets=0, hash_key=0, out_type=tf.string, internal_type=tf.string)
         return tf.strings.to_hash_bucket_fast(out.output_values, 10)
     assert op_counts(tf_blade.optimize(f, min_cluster_size=1).signatures["serving_default"])["SparseCross"] == 1
+
+
+def test_string_crosses_reject_bad_input_as_tf_does(string_cross, rng):
+    cross, fused = string_cross
+    args = _string_cross_inputs(rng, 4)
+    for bad in (
+        {5: args[5][:3]},                                               # dense rows != batch
+        {2: tf.constant([5, 3], tf.int64)},                             # sparse batch != dense rows
+        {1: tf.concat([args[1], tf.constant(["extra"])], 0)},           # values longer than indices
+    ):
+        case = [bad.get(i, a) for i, a in enumerate(args)]
+        with pytest.raises(tf.errors.InvalidArgumentError) as theirs:
+            cross(*case)
+        with pytest.raises(tf.errors.InvalidArgumentError) as ours:
+            fused(*case)
+        assert _core(theirs.value.message) == _core(ours.value.message)

@@ -30,14 +30,12 @@ def _producer(ref: str):
     return None if ref.startswith("in:") else int(ref.split(":")[0])
 
 
-def _after(spec, k) -> List[int]:
-    """Nodes that must run before node ``k`` without feeding it: its control inputs in the
+def _after_edges(spec) -> Dict[int, List[int]]:
+    """{node: the nodes that must run before it without feeding it}: its control inputs in the
     cluster (``after`` names, those the spec rewrites kept)."""
-    names = spec["nodes"][k].get("after")
-    if not names:
-        return []
     index = {n["name"]: i for i, n in enumerate(spec["nodes"])}
-    return [index[name] for name in names if name in index]
+    return {k: [index[name] for name in n["after"] if name in index]
+            for k, n in enumerate(spec["nodes"]) if n.get("after")}
 
 
 def decompose(spec) -> List[Part]:
@@ -65,8 +63,9 @@ def decompose(spec) -> List[Part]:
     for k, node in enumerate(nodes):
         if node["op"] != "Const":
             groups.setdefault(find(k), []).append(k)
-    parts = [_make_part(spec, members) for members in groups.values()]
-    return _topological(parts) or [_make_part(spec, [k for k in range(len(nodes)) if nodes[k]["op"] != "Const"])]
+    after = _after_edges(spec)
+    parts = [_make_part(spec, members, after) for members in groups.values()]
+    return _topological(parts) or [_make_part(spec, [k for k in range(len(nodes)) if nodes[k]["op"] != "Const"], after)]
 
 
 def part_deps(parts: List[Part]) -> List[set]:
@@ -77,12 +76,12 @@ def part_deps(parts: List[Part]) -> List[set]:
             for i, p in enumerate(parts)]
 
 
-def _make_part(spec, members) -> Part:
+def _make_part(spec, members, after_edges) -> Part:
     nodes = spec["nodes"]
     inside = set(members)
     consts = sorted({p for k in members for p in map(_producer, nodes[k]["inputs"])
                      if p is not None and nodes[p]["op"] == "Const"})
-    ordered = _canonical_order(spec, inside | set(consts))
+    ordered = _canonical_order(spec, inside | set(consts), after_edges)
     inputs = []
     for k in ordered:
         for ref in nodes[k]["inputs"]:
@@ -98,14 +97,14 @@ def _make_part(spec, members) -> Part:
         for j in range(len(nodes[k]["outputs"])):
             if f"{k}:{j}" in used_outside:
                 outputs.append(f"{k}:{j}")
-    after = sorted({a for k in members for a in _after(spec, k) if a not in inside})
+    after = sorted({a for k in members for a in after_edges.get(k, ()) if a not in inside})
     effect = any(nodes[k]["op"] in EFFECT_OPS for k in members)
     part = Part(nodes=ordered, inputs=inputs, outputs=outputs, after=after, effect=effect)
     part.key = _template_key(spec, part)
     return part
 
 
-def _canonical_order(spec, members) -> List[int]:
+def _canonical_order(spec, members, after_edges) -> List[int]:
     """A topological order of ``members`` that depends only on the computation, not on where
     the graph happened to list each node: Grappler interleaves the 26 column chains differently,
     and equal chains must yield equal template source (one compile, not one per ordering)."""
@@ -125,7 +124,7 @@ def _canonical_order(spec, members) -> List[int]:
             shape_of[k] = hashlib.sha256(text.encode()).hexdigest()
         return shape_of[k]
 
-    waiting = {k: {p for p in list(map(_producer, nodes[k]["inputs"])) + _after(spec, k) if p in members}
+    waiting = {k: {p for p in list(map(_producer, nodes[k]["inputs"])) + after_edges.get(k, []) if p in members}
                for k in members}
     order: List[int] = []
     while waiting:  # an Assert as soon as it can run (Asserts in graph order): TF's first error
