@@ -3,13 +3,15 @@
 ``SPEC_REWRITES`` is the ordered list codegen applies to every cluster spec before it generates
 code; each rewrite takes a spec and returns (spec, number of rewrites).
 """
+from .bag_layer import fuse_bag_layers
 from .embedding_bag import fuse_embedding_bags
 from .hashed_id_filter import drop_hashed_id_filters
 from .int_hash import fuse_int_hashes
 from .pooled_gather import fuse_pooled_gathers
 from .string_bag import fuse_string_bags
 
-# fuse_string_bags reads the bags and the filter-free ids the earlier two leave; the filter
-# rewrite reads AsString + StringToHashBucketFast chains, which fuse_int_hashes then replaces.
+# fuse_string_bags reads the bags and the filter-free ids the earlier two leave, fuse_bag_layers
+# the string bags; the filter rewrite reads AsString + StringToHashBucketFast chains, which
+# fuse_int_hashes then replaces.
 SPEC_REWRITES = [fuse_embedding_bags, fuse_pooled_gathers, drop_hashed_id_filters, fuse_string_bags,
-                 fuse_int_hashes]
+                 fuse_bag_layers, fuse_int_hashes]

@@ -30,19 +30,22 @@ def const_values(spec, ref):
 
 
 def replace_matches(spec, match, fused_op: str):
-    """Replaces every node ``match(spec, node)`` accepts, returning (inputs, attrs), with one
-    ``fused_op`` node of the same name and outputs; returns (spec, number replaced)."""
+    """Replaces every node ``match(spec, node)`` accepts, returning (inputs, attrs) or (inputs,
+    attrs, names of the other nodes it absorbs), with one ``fused_op`` node of the same name and
+    outputs, which runs after whatever the absorbed nodes ran after; returns (spec, number
+    replaced)."""
     nodes = [dict(n) for n in spec["nodes"]]
     fused = 0
     for k, node in enumerate(spec["nodes"]):
         found = match(spec, node)
         if found is None:
             continue
-        inputs, attrs = found
+        inputs, attrs = found[:2]
         nodes[k] = {"name": node["name"], "op": fused_op, "inputs": inputs, "attrs": attrs,
                     "outputs": node["outputs"]}
-        if node.get("after"):
-            nodes[k]["after"] = node["after"]
+        after = list(node.get("after", ())) + list(found[2] if len(found) > 2 else ())
+        if after:  # absorbed nodes stand for what they ran after (prune_dead_nodes resolves them)
+            nodes[k]["after"] = after
         fused += 1
     if not fused:
         return spec, 0

@@ -6,6 +6,13 @@ from .errors import dims_text, int_text, set_error
 
 
 @njit(cache=True, nogil=True)
+def mismatch(err, d, first, k, other):
+    """TF's error for input ``k`` (shape ``other``) differing from input 0 (``first``) in dim ``d``."""
+    set_error(err, "ConcatOp : Dimension " + str(d) + " in both shapes must be equal: shape[0] = " + dims_text(first)
+              + " vs. shape[" + str(k) + "] = " + dims_text(other))
+
+
+@njit(cache=True, nogil=True)
 def concat_shape(parts, axis, err):
     """Checks ``parts`` (a tuple of arrays) as TF does; returns (output shape vector, outer,
     total width): the output viewed as [outer, total width]."""
@@ -26,7 +33,7 @@ def concat_shape(parts, axis, err):
         p = parts[k]
         for d in range(rank):
             if d != axis and p.shape[d] != first.shape[d]:
-                set_error(err, "ConcatOp : Dimension " + str(d) + " in both shapes must be equal: shape[0] = " + str(first.shape[d]) + " vs. shape[" + str(k) + "] = " + str(p.shape[d]))
+                mismatch(err, d, first.shape, k, p.shape)
                 return shape, 0, 0
         shape[axis] += p.shape[axis]
         total += p.size // outer if outer > 0 else 0

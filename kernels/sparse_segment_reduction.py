@@ -18,9 +18,12 @@ NO_NUM_SEGMENTS = -(1 << 62)  # num_segments for the ops without it (TF reads it
 @njit(cache=True, nogil=True)
 def reduce_runs(data, rows, starts, targets, mode, out):
     """out[targets[q]] = reduce(data[rows[k]] for k in starts[q]..starts[q+1]-1), for every run q,
-    in TF's order. Shared by SparseSegment* and the fused embedding bag. One loop nest on
-    purpose: a helper call per run made this 6x slower (Numba passes and refcounts every array)."""
+    in TF's order. Shared by SparseSegment* and the fused embedding bags. One loop nest on
+    purpose: a helper call per run made this 6x slower (Numba passes and refcounts every array).
+    A run is summed in a contiguous buffer and stored once: ``out`` may be a strided view (a
+    column slice of a feature layer), where adding in place ran 2.3x slower (no SIMD)."""
     width = data.shape[1]
+    acc = np.empty(width, data.dtype)
     tmp = np.empty(width, data.dtype)
     scalar = np.empty(1, data.dtype)  # rounds n and sqrt(n) to the data's precision, as static_cast<T>
     for q in range(targets.shape[0]):
@@ -29,40 +32,41 @@ def reduce_runs(data, rows, starts, targets, mode, out):
         num = end - start
         if num == 0:
             continue
-        seg = targets[q]
         first = rows[start]
         for c in range(width):
-            out[seg, c] = data[first, c]
-        if num == 1:
-            continue
-        r = num & 7
-        if r < 2:
-            r += 8
-        for k in range(start + 1, start + r):
-            row = rows[k]
-            for c in range(width):
-                out[seg, c] += data[row, c]
-        for b in range(start + r, end, 8):
-            first = rows[b]
-            for c in range(width):
-                tmp[c] = data[first, c]
-            for k in range(b + 1, b + 8):
+            acc[c] = data[first, c]
+        if num > 1:
+            r = num & 7
+            if r < 2:
+                r += 8
+            for k in range(start + 1, start + r):
                 row = rows[k]
                 for c in range(width):
-                    tmp[c] += data[row, c]
-            for c in range(width):
-                out[seg, c] += tmp[c]
-        if mode != SUM:
-            scalar[0] = num if mode == MEAN else np.sqrt(np.float64(num))
-            if num < 10:  # TF scales the first (only) block by 1/n; longer segments divide
-                scalar[0] = 1 / scalar[0]
-                s = scalar[0]
+                    acc[c] += data[row, c]
+            for b in range(start + r, end, 8):
+                first = rows[b]
                 for c in range(width):
-                    out[seg, c] *= s
-            else:
-                s = scalar[0]
+                    tmp[c] = data[first, c]
+                for k in range(b + 1, b + 8):
+                    row = rows[k]
+                    for c in range(width):
+                        tmp[c] += data[row, c]
                 for c in range(width):
-                    out[seg, c] /= s
+                    acc[c] += tmp[c]
+            if mode != SUM:
+                scalar[0] = num if mode == MEAN else np.sqrt(np.float64(num))
+                if num < 10:  # TF scales the first (only) block by 1/n; longer segments divide
+                    scalar[0] = 1 / scalar[0]
+                    s = scalar[0]
+                    for c in range(width):
+                        acc[c] *= s
+                else:
+                    s = scalar[0]
+                    for c in range(width):
+                        acc[c] /= s
+        seg = targets[q]
+        for c in range(width):
+            out[seg, c] = acc[c]
 
 
 @njit(cache=True, nogil=True)

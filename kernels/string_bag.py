@@ -23,41 +23,65 @@ from .strings import string_at
 
 
 @njit(cache=True, nogil=True)
+def bag_rows(in_shape, new_shape, err):
+    """(rows, inner) of the bag over strings of shape ``in_shape`` reshaped to ``new_shape``, with
+    SparseReshape's checks: row r holds the non-empty strings of the flat range [r * inner,
+    (r + 1) * inner)."""
+    out_shape, dense_size = resolve_shape(in_shape, new_shape, err)
+    if err[0] != 0:
+        return 0, 0
+    rows = out_shape[0] if out_shape.shape[0] > 0 else 0
+    if rows == 0:  # then the strings are empty too (the shapes' sizes agree)
+        return 0, 0
+    return rows, dense_size // rows  # the reshape resolved: rows * inner == dense_size
+
+
+@njit(cache=True, nogil=True)
+def hash_rows(flat, offsets, data, first_row, n_rows, inner, nb, ids, starts):
+    """Buckets of the non-empty strings of rows first_row .. first_row + n_rows - 1 into ``ids``,
+    row i's from starts[i] to starts[i + 1]. Many rows a call: each call takes and drops a
+    reference on every array, atomics that parallel callers contend for."""
+    at = 0
+    for i in range(n_rows):  # row by row: no division per string
+        starts[i] = at
+        for k in range((first_row + i) * inner, (first_row + i + 1) * inner):
+            buf, first, length = string_at(offsets, data, flat[k])
+            if length != 0:
+                ids[at] = np.int64(fingerprint64(buf, first, length) % nb)
+                at += 1
+    starts[n_rows] = at
+
+
+@njit(cache=True, nogil=True)
 def string_bag(strings, offsets, data, new_shape, table, num_buckets, mode, err):
     """``strings``: pool ids of S (C-contiguous, any rank); ``new_shape``: the reshape's target
     (S's own shape when the chain has no SparseReshape). ``mode``: 0 sum, 1 mean, 2 sqrtn."""
+    return flat_string_bag(strings.reshape(strings.size), np.array(strings.shape, np.int64), offsets, data,
+                           new_shape, table, num_buckets, mode, err)
+
+
+@njit(cache=True, nogil=True)
+def flat_string_bag(flat, in_shape, offsets, data, new_shape, table, num_buckets, mode, err):
+    """string_bag over S's ids flattened, S's shape given apart."""
     width = table.shape[1]
     n_table = table.shape[0]
     empty = np.zeros((0, width), table.dtype)
-    out_shape, dense_size = resolve_shape(np.array(strings.shape, np.int64), new_shape, err)
-    if err[0] != 0:
+    rows, inner = bag_rows(in_shape, new_shape, err)
+    if rows == 0:
         return empty
-    rows = out_shape[0] if out_shape.shape[0] > 0 else 0
-    if rows == 0:  # then S is empty too (the shapes' sizes agree)
-        return empty
-    inner = dense_size // rows  # the reshape resolved: rows * inner == dense_size
     try:  # the shape is data: it may ask for more rows than can be allocated
-        counts = np.zeros(rows + 1, np.int64)
+        counts = np.empty(rows + 1, np.int64)
         out = np.zeros((rows, width), table.dtype)
     except Exception:
         set_error(err, "OOM when allocating tensor with shape[" + int_text(rows) + "," + int_text(width) + "]")
         return empty
-    flat = strings.reshape(strings.size)
     ids = np.empty(flat.shape[0], np.int64)
-    nb = np.uint64(num_buckets)
-    nnz = 0
-    for r in range(rows):  # row by row: no division per string
-        for k in range(r * inner, (r + 1) * inner):
-            buf, start, length = string_at(offsets, data, flat[k])
-            if length == 0:
-                continue
-            v = np.int64(fingerprint64(buf, start, length) % nb)
-            if v >= n_table:  # what the gather from the table would reject
-                set_error(err, "indices[" + int_text(nnz) + "] = " + int_text(v) + " is not in [0, " + int_text(n_table) + ")")
-                return empty
-            ids[nnz] = v
-            nnz += 1
-        counts[r + 1] = nnz
+    hash_rows(flat, offsets, data, 0, rows, inner, np.uint64(num_buckets), ids, counts)
+    nnz = counts[rows]
+    for k in range(nnz):
+        if ids[k] >= n_table:  # what the gather from the table would reject
+            set_error(err, "indices[" + int_text(k) + "] = " + int_text(ids[k]) + " is not in [0, " + int_text(n_table) + ")")
+            return empty
     if n_table == 0 and nnz < rows:  # an empty row gathers the default id 0
         set_error(err, "indices[0] = 0 is not in [0, 0)")
         return empty

@@ -33,6 +33,7 @@ class Emitter:
         self.lines: List[str] = []
         self.globals: List[str] = []
         self.kernel_modules: Dict[str, str] = {}
+        self.imports = set()          # import lines a lowering's code needs beyond NumPy and kernels
         self.fail_expr = "()"
         self._count = 0
         self.node_name = ""

@@ -68,8 +68,22 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
         for j, res in enumerate(results):
             values[f"{k}:{j}"] = res if isinstance(res, Value) else Value(res, node.out_dtypes[j], node.out_ranks[j])
     returns = "".join(f"np.ascontiguousarray({x}), " for r in part.outputs for x in _vars(values[r]))
-    return (["", "", "@njit(cache=True, nogil=True)", f"def part({', '.join(params + runtime_params + ['err'])}):"]
+    wide = ["wide"] if _is_parallel(spec, part, lowerings) else []
+    return (["", "", "@njit(cache=True, nogil=True)", f"def part({', '.join(params + runtime_params + wide + ['err'])}):"]
             + ["    " + line for line in em.lines] + [f"    return ({returns})"])
+
+
+def _is_parallel(spec, part: Part, lowerings) -> bool:
+    """Whether ``part`` holds an op that runs in parallel itself: its part takes ``wide`` (this
+    call may use every core) and runs alone, never in a parallel group."""
+    return any(getattr(lowerings[spec["nodes"][k]["op"]], "parallel", False) for k in part.nodes)
+
+
+def _is_light(spec, part: Part, lowerings) -> bool:
+    """Whether ``part`` reads only the shapes of its inputs (shape arithmetic): a TBB launch
+    would cost more than its parts."""
+    return all(getattr(lowerings[spec["nodes"][k]["op"]], "reads_shapes_only", False)
+               for k in part.nodes for ref in spec["nodes"][k]["inputs"] if ref in part.inputs)
 
 
 def _header(em: Emitter) -> List[str]:
@@ -77,6 +91,7 @@ def _header(em: Emitter) -> List[str]:
              "import numpy as np",
              "from numba import njit"]
             + [f"from tf_blade.kernels import {m} as {alias}" for m, alias in sorted(em.kernel_modules.items())]
+            + sorted(em.imports)
             + [""] + em.globals)
 
 
@@ -130,15 +145,16 @@ def generate(spec: dict):
         template = template_of[parts[members[0]].key]
         calls = [_part_args(spec, parts[i], values, lowerings) for i in members]
         names = [spec["nodes"][parts[i].nodes[-1]]["name"] for i in members]
-        if parallel and len(members) > 1:
+        if parallel and len(members) > 1 and not _is_parallel(spec, parts[members[0]], lowerings):
             group, source = _group_module(template, len(calls[0]), _fail_tuple(spec, parts[members[0]].outputs))
+            wide = "False" if _is_light(spec, parts[members[0]], lowerings) else "wide"
             templates[group] = source
             results = []
             for c in range(0, len(members), GROUP_SIZE):  # chunks run in order: the first error is the first part's
                 chunk = calls[c:c + GROUP_SIZE]
                 padded = chunk + [chunk[0]] * (GROUP_SIZE - len(chunk))  # slots past n are never run
                 g = f"g{n}_{c}"
-                out.append(f"{g}, failed_{g} = {group}.group({', '.join('(' + ''.join(a + ', ' for a in col) + ')' for col in zip(*padded))}, np.int64({len(chunk)}), wide, err)")
+                out.append(f"{g}, failed_{g} = {group}.group({', '.join('(' + ''.join(a + ', ' for a in col) + ')' for col in zip(*padded))}, np.int64({len(chunk)}), {wide}, err)")
                 results += [f"{g}[{j}]" for j in range(len(chunk))]
                 out += ["if err[0] != 0:",
                         f"    k_errors.add_context(err, {tuple(names[c:c + GROUP_SIZE])!r}[failed_{g}])",
@@ -161,7 +177,7 @@ def generate(spec: dict):
                     at += 1
     fail = _fail_tuple(spec, spec["outputs"])
     returns = "".join(f"{values[ref].var}, " for ref in spec["outputs"])
-    if any(name.startswith("tf_blade_group_") for name in templates):
+    if any(name.startswith("tf_blade_group_") for name in templates) or any(_is_parallel(spec, p, lowerings) for p in parts):
         data = [f"a{i}.size" for i, inp in enumerate(spec["inputs"]) if not inp.get("read_variable")] or ["0"]
         lines.insert(0, f"wide = solo and {' + '.join(data)} >= {PARALLEL_MIN_ELEMENTS}")
     src = _header(em) + [f"import {name}" for name in sorted(templates)] + [
@@ -244,7 +260,7 @@ def _part_args(spec, part: Part, values, lowerings) -> List[str]:
         # np.int64(): a bare literal types as Literal[int], and a tuple of literals would give
         # each group call its own compile
         args += [f"np.int64({raw['attrs'][a]!r})" for a in getattr(lowerings[raw["op"]], "runtime_attrs", ())]
-    return args
+    return args + (["wide"] if _is_parallel(spec, part, lowerings) else [])
 
 
 def _fail_tuple(spec, refs) -> str:

@@ -21,6 +21,7 @@ class Lowering:
     (or None); ``emit`` runs at compile time on the cluster spec and returns the output variables.
     """
     runtime_attrs = ()        # attrs passed as runtime parameters, not baked into the template
+    reads_shapes_only = False # reads only its inputs' shapes: parts of such ops are too light to run in parallel
 
     def check(self, node, graph) -> Optional[str]:
         return None

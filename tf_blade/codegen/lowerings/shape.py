@@ -5,6 +5,8 @@ from ._common import unsupported_dtype
 
 @lowering("Shape")
 class ShapeLowering(Lowering):
+    reads_shapes_only = True
+
     def check(self, node, graph):
         if graph.rank_of(node.inputs[0]) is None:
             return "input rank unknown"

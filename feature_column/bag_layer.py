@@ -1,0 +1,78 @@
+"""Horizontal fusion: a feature layer's hashed string columns become one op.
+
+After ``fuse_string_bags`` a DenseFeatures layer over hash-bucket embedding columns reads
+
+    out = ConcatV2(chain(_BladeStringBag(S_1, new_shape_1, table_1)), ..., axis=-1)
+
+where chain() is the layer's Reshapes to [batch, dim] (behind Identities). Their target shapes
+are computed from Shape(bag) and Shape(Reshape(bag)), so first each such Shape becomes
+``_BladeBagShape(S, new_shape, table, targets...)``: the same vector, from the bag's inputs and
+the Reshape targets alone, with the same checks. Then no one else reads the bags, and the concat
+becomes ``_BladeStringBagLayer(S_1..n, new_shape_1..n, table_1..n, targets...)``
+(kernels/bag_layer.py): every row of every column hashed and pooled straight into the output, in
+parallel blocks of rows. Same bits, same errors.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from typing import Tuple
+
+from .spec import const_values, producer, replace_matches
+from .string_bag import FUSED_OP as BAG_OP
+
+FUSED_OP = "_BladeStringBagLayer"
+SHAPE_OP = "_BladeBagShape"
+
+
+def _chain(spec, ref):
+    """(bag node, its Reshapes' targets innermost first, names of the chain's nodes, refs the chain
+    passes along) when ``ref`` is a string bag behind Reshapes and Identities; else None."""
+    targets, names, refs = [], [], []
+    while True:
+        node, j = producer(spec, ref)
+        if node is None:
+            return None
+        refs.append(ref)
+        names.append(node["name"])
+        if node["op"] == "Identity":
+            ref = node["inputs"][0]
+        elif node["op"] == "Reshape":
+            targets.append(node["inputs"][1])
+            ref = node["inputs"][0]
+        elif node["op"] == BAG_OP and j == 0:
+            return node, targets[::-1], names, refs
+        else:
+            return None
+
+
+def _shape_match(spec, node):
+    if node["op"] != "Shape":
+        return None
+    found = _chain(spec, node["inputs"][0])
+    if found is None:
+        return None
+    bag, targets, _, _ = found
+    return bag["inputs"] + targets, {"out_type": node["attrs"]["out_type"]}
+
+
+def _layer_match(spec, node, readers):
+    if node["op"] != "ConcatV2" or node["outputs"][0][1] != 2 or len(node["inputs"]) < 3:
+        return None
+    if const_values(spec, node["inputs"][-1]) not in ([1], [-1]):
+        return None
+    chains = [_chain(spec, ref) for ref in node["inputs"][:-1]]
+    if any(c is None or any(readers[r] != 1 for r in c[3]) for c in chains):
+        return None  # a bag or reshape read elsewhere would be computed twice
+    bags = [c[0] for c in chains]
+    strings, new_shapes, tables = zip(*(b["inputs"] for b in bags))
+    targets = [t for c in chains for t in c[1]]
+    attrs = {"num_buckets": [b["attrs"]["num_buckets"] for b in bags], "mode": [b["attrs"]["mode"] for b in bags],
+             "n_targets": [len(c[1]) for c in chains]}
+    absorbed = [name for c in chains for name in c[2]]
+    return list(strings) + list(new_shapes) + list(tables) + targets, attrs, absorbed
+
+
+def fuse_bag_layers(spec) -> Tuple[dict, int]:
+    spec, _ = replace_matches(spec, _shape_match, SHAPE_OP)
+    readers = Counter(ref for n in spec["nodes"] for ref in n["inputs"]) + Counter(spec["outputs"])
+    return replace_matches(spec, lambda s, n: _layer_match(s, n, readers), FUSED_OP)

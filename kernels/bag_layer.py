@@ -1,0 +1,122 @@
+"""A feature layer of hashed string columns in one pass: the ConcatV2 of every column's string bag.
+
+For column c (feature_column/bag_layer.py), ``ConcatV2(Reshape*(_BladeStringBag(S_c, new_shape_c,
+table_c)), axis=1)`` is computed straight into the layer's output: ``plan`` checks every shape
+the way the bags, Reshapes and ConcatV2 would (same messages, column by column), then ``fill``
+hashes and pools blocks of rows, every column of a block in turn, the blocks in parallel. No
+per-column arrays, no concat, one TBB launch for the whole layer.
+
+Columns arrive as typed Lists (one compile per dtype signature, whatever the number of columns):
+``ids`` (S's string ids, flat), ``in_shapes`` (S's shape), ``tstrings`` (kernels/strings.py),
+``new_shapes``, ``tables`` and ``targets`` (every column's Reshape targets in turn, ``n_targets``
+of them per column). Rows are combined by ``reduce_runs``: the same bits as the bag.
+"""
+import numpy as np
+from numba import njit, prange
+
+from .concat import mismatch
+from .errors import set_error
+from .shape_ops import resolve_reshape
+from .sparse_segment_reduction import reduce_runs
+from .string_bag import bag_rows, flat_string_bag, hash_rows
+
+BLOCK = 128 # rows per task: a block's ids and sums stay in L1 while its columns are pooled
+ROWS, INNER, WIDTH, OUT_WIDTH, COLUMN = range(5)  # a column's entries in ``plan``'s layout
+
+
+@njit(cache=True, nogil=True)
+def plan(ids, in_shapes, tstrings, new_shapes, tables, buckets, modes, targets, n_targets, err):
+    """(layout, output rows, output width, failing column or -1). layout[c]: the bag's rows,
+    strings per row (inner), width, its width in the output after its Reshapes, its first
+    output column."""
+    n = len(ids)
+    layout = np.zeros((n, 5), np.int64)
+    first = np.zeros(2, np.int64)
+    total = 0
+    t = 0
+    for c in range(n):
+        table = tables[c]
+        width = table.shape[1]
+        if buckets[c] > table.shape[0]:  # a bucket may miss the table: found as the bag finds it
+            flat_string_bag(ids[c], in_shapes[c], tstrings[c], tstrings[c][:0], new_shapes[c], table,
+                            buckets[c], modes[c], err)
+        rows, inner = bag_rows(in_shapes[c], new_shapes[c], err)
+        dims = np.array([rows, width], np.int64)
+        for _ in range(n_targets[c]):
+            if err[0] == 0:
+                dims = resolve_reshape(dims, targets[t], err)
+            t += 1
+        if err[0] == 0 and dims.shape[0] != 2:
+            set_error(err, "tf_blade: a column's reshape changed its rank")
+        if err[0] == 0 and c > 0 and dims[0] != first[0]:
+            mismatch(err, 0, first, c, dims)
+        if err[0] != 0:
+            return layout, 0, 0, c
+        if c == 0:
+            first[:] = dims
+        layout[c, ROWS], layout[c, INNER], layout[c, WIDTH] = rows, inner, width
+        layout[c, OUT_WIDTH], layout[c, COLUMN] = dims[1], total
+        total += dims[1]
+    return layout, first[0], total, -1
+
+
+@njit(cache=True, nogil=True)
+def _fill_block(b, ids, tstrings, tables, buckets, modes, layout, out):
+    """Rows [b * BLOCK, (b + 1) * BLOCK) of every bag, pooled and laid into ``out``."""
+    r0 = b * BLOCK
+    idbuf = np.empty(BLOCK * max(np.max(layout[:, INNER]), 1), np.int64)
+    starts = np.empty(BLOCK + 1, np.int64)
+    runs = np.arange(r0, r0 + BLOCK)
+    local = np.arange(BLOCK)
+    sums = np.zeros(BLOCK * max(np.max(layout[:, WIDTH]), 1), out.dtype)
+    for c in range(len(ids)):
+        rows, inner, width = layout[c, ROWS], layout[c, INNER], layout[c, WIDTH]
+        out_width, column = layout[c, OUT_WIDTH], layout[c, COLUMN]
+        m = min(rows, r0 + BLOCK) - r0
+        if m <= 0:
+            continue
+        raw = tstrings[c]
+        hash_rows(ids[c], raw, raw[:0], r0, m, inner, np.uint64(buckets[c]), idbuf, starts)
+        if out_width == width:  # the bag's rows are the output's: pooled in place
+            for i in range(m):
+                if starts[i] == starts[i + 1]:  # an empty row pools to zeros
+                    for j in range(width):
+                        out[r0 + i, column + j] = 0
+            reduce_runs(tables[c], idbuf, starts[:m + 1], runs[:m], modes[c], out[:, column:column + width])
+        else:  # reshaped to other rows: element f of the bag is element f of its output slice
+            acc = sums[:m * width].reshape((m, width))
+            acc[:] = 0
+            reduce_runs(tables[c], idbuf, starts[:m + 1], local[:m], modes[c], acc)
+            for i in range(m):
+                for j in range(width):
+                    f = (r0 + i) * width + j
+                    out[f // out_width, column + f % out_width] = acc[i, j]
+
+
+@njit(cache=True, nogil=True, parallel=True)
+def _fill_parallel(blocks, ids, tstrings, tables, buckets, modes, layout, out):
+    for b in prange(blocks):
+        _fill_block(b, ids, tstrings, tables, buckets, modes, layout, out)
+
+
+@njit(cache=True, nogil=True)
+def _blocks(layout):
+    return (np.max(layout[:, ROWS]) + BLOCK - 1) // BLOCK if layout.shape[0] > 0 else 0
+
+
+@njit(cache=True, nogil=True)
+def fill(ids, tstrings, tables, buckets, modes, layout, out):
+    """Computes the planned layer into ``out`` ([rows, width], C order) on this thread."""
+    if out.size > 0:
+        for b in range(_blocks(layout)):
+            _fill_block(b, ids, tstrings, tables, buckets, modes, layout, out)
+
+
+@njit(cache=True, nogil=True)
+def fill_wide(ids, tstrings, tables, buckets, modes, layout, out, wide):
+    """``fill``, its blocks on every core when ``wide``. Only when Numba's TBB layer runs
+    (tf_blade/runtime/threads.py): parallel code cannot even be linked without it."""
+    if wide and out.size > 0:
+        _fill_parallel(_blocks(layout), ids, tstrings, tables, buckets, modes, layout, out)
+    else:
+        fill(ids, tstrings, tables, buckets, modes, layout, out)

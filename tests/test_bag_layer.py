@@ -1,0 +1,145 @@
+"""A feature layer of hashed string columns as one op (feature_column/bag_layer.py,
+kernels/bag_layer.py): against TF's DenseFeatures and against the per-column string bag."""
+import json
+import re
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from numba.typed import List
+
+import tf_blade
+from conftest import op_counts, running_nodes
+from test_string_bag import POOL
+from tf_blade.feature_column import SPEC_REWRITES
+from tf_blade.examples import column_names, criteo_feature_model, synthetic_batch
+from tf_blade.kernels import bag_layer
+from tf_blade.kernels.errors import error_text, new_error_buffer
+from tf_blade.kernels.string_bag import string_bag
+from tf_blade.kernels.strings import tstrings_from_bytes
+from tf_blade.runtime.threads import parallel_enabled
+
+N_COLUMNS = 5
+
+
+@pytest.fixture(scope="module")
+def layer_model():
+    module = criteo_feature_model(N_COLUMNS, dim=4)
+    stock = module.serve.get_concrete_function()
+    optimized = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
+    return stock, optimized
+
+
+def _call(fn, batch):
+    return fn(*[tf.constant(batch[c]) for c in column_names(N_COLUMNS)])
+
+
+def test_dense_features_of_hashed_strings_is_one_layer_op(layer_model):
+    _, optimized = layer_model
+    fused = [n for n in running_nodes(optimized.graph.as_graph_def()) if n.op == "BladeFusedCall"]
+    spec = json.loads(fused[0].attr["cluster"].s.decode())
+    for rewrite in SPEC_REWRITES:
+        spec, _ = rewrite(spec)
+    ops = [n["op"] for n in spec["nodes"]]
+    assert ops.count("_BladeStringBagLayer") == 1 and "_BladeStringBag" not in ops and "Reshape" not in ops
+    assert ops.count("_BladeBagShape") == 2 * N_COLUMNS  # Shape(bag), Shape(Reshape(bag)): DenseFeatures' targets
+    assert not [n for n in spec["nodes"] if n["op"] == "ConcatV2" and n["outputs"][0][1] == 2]  # shape vectors only
+    assert op_counts(optimized)["BladeFusedCall"] == 1
+
+
+# 129 and 300 rows cross the kernel's 128-row blocks; 9000 rows (9000 * 5 * 4 strings) are
+# enough for the layer to run its blocks in parallel.
+@pytest.mark.parametrize("rows", [0, 1, 7, 129, 300, 9000])
+def test_layer_matches_tf_bit_for_bit(layer_model, rows):
+    stock, optimized = layer_model
+    for seed in range(2):
+        batch = synthetic_batch(rows, N_COLUMNS, empty_fraction=0.3, seed=seed)
+        want, got = _call(stock, batch), _call(optimized, batch)
+        for key in want:
+            np.testing.assert_array_equal(got[key].numpy(), want[key].numpy())
+
+
+def test_columns_of_different_batch_sizes_fail_as_in_tf(layer_model):
+    stock, optimized = layer_model
+    batch = synthetic_batch(4, N_COLUMNS)
+    batch[column_names(N_COLUMNS)[2]] = batch[column_names(N_COLUMNS)[2]][:3]
+    messages = []
+    for fn in (stock, optimized):
+        with pytest.raises(tf.errors.InvalidArgumentError) as e:
+            _call(fn, batch)
+        messages.append(re.findall(r"ConcatOp : [^\n]*", e.value.message))
+    assert messages[0] == messages[1] == ["ConcatOp : Dimension 0 in both shapes must be equal: shape[0] = [4,4] "
+                                          "vs. shape[2] = [3,4]"]
+
+
+def _layer(columns, tables, buckets, modes, targets_per_column, wide):
+    """The kernel's layer over ``columns`` (2-d object arrays of bytes)."""
+    ids, shapes, raw, news, tabs, targets = List(), List(), List(), List(), List(), List()
+    for strings, table in zip(columns, tables):
+        ids.append(np.arange(strings.size))
+        shapes.append(np.array(strings.shape, np.int64))
+        raw.append(tstrings_from_bytes(list(strings.ravel())))
+        news.append(np.array(strings.shape, np.int64))
+        tabs.append(table)
+    for column in targets_per_column:
+        for t in column:
+            targets.append(np.array(t, np.int64))
+    targets.append(np.zeros(0, np.int64))
+    n_targets = np.array([len(t) for t in targets_per_column], np.int64)
+    buckets, modes = np.array(buckets, np.int64), np.array(modes, np.int64)
+    err = new_error_buffer()
+    layout, rows, width, failed = bag_layer.plan(ids, shapes, raw, news, tabs, buckets, modes, targets, n_targets, err)
+    if err[0]:
+        return None, error_text(err), failed
+    out = np.full((rows, width), np.nan, tabs[0].dtype)
+    if wide:
+        bag_layer.fill_wide(ids, raw, tabs, buckets, modes, layout, out, True)
+    else:
+        bag_layer.fill(ids, raw, tabs, buckets, modes, layout, out)
+    return out, None, failed
+
+
+def _bag(strings, table, buckets, mode):
+    """One column through the per-column string bag (already tested against TF)."""
+    raw = tstrings_from_bytes(list(strings.ravel()))
+    err = new_error_buffer()
+    out = string_bag(np.arange(strings.size).reshape(strings.shape), raw, raw[:0],
+                     np.array(strings.shape, np.int64), table, buckets, mode, err)
+    return out, (error_text(err) if err[0] else None)
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_kernel_is_the_concat_of_its_bags(rng, wide):
+    if wide and not parallel_enabled():
+        pytest.skip("no TBB threading layer")
+    pool = np.array(POOL, object)
+    for rows in (0, 1, 127, 128, 129, 400):
+        widths, slots = (4, 6, 2), (3, 1, 12)  # 12 slots: runs of 8 and more, TF's blocked sums
+        columns = [rng.choice(pool, size=(rows, k)) for k in slots]
+        tables = [rng.standard_normal((int(rng.integers(1, 60)), w)).astype(np.float32) for w in widths]
+        buckets = [t.shape[0] for t in tables]
+        regroup = rows % 2 == 0 and rng.random() < 0.5  # rows in pairs: the kernel's general path
+        if regroup:
+            targets = [[[-1, 2 * w]] for w in widths]
+        else:  # as DenseFeatures: the rows kept, through one or two Reshapes or none
+            targets = [[], [[-1, 6], [rows, 6]], [[rows, 2]]]
+        got, err, _ = _layer(columns, tables, buckets, [0, 1, 2], targets, wide)
+        assert err is None, err
+        bags = [_bag(s, t, b, m)[0] for s, t, b, m in zip(columns, tables, buckets, [0, 1, 2])]
+        if regroup:
+            bags = [b.reshape(rows // 2, 2 * b.shape[1]) for b in bags]
+        np.testing.assert_array_equal(got, np.concatenate(bags, axis=1))
+
+
+def test_kernel_reports_the_bag_reshape_and_concat_errors_of_tf():
+    strings = np.array([[b"a", b"b", b"c", b"d", b"e"]], object)
+    small = np.ones((1, 3), np.float32)  # buckets 1000 over a 1-row table: ids miss it
+    want = _bag(strings, small, 1000, 1)[1]
+    assert want is not None and "is not in [0, 1)" in want
+    ok = np.ones((10, 3), np.float32)
+    assert _layer([strings, strings], [ok, small], [10, 1000], [1, 1], [[], []], False)[1:] == (want, 1)
+    assert _layer([strings, strings], [ok, ok], [10, 10], [1, 1], [[], [[2, 2]]], False)[1:] == \
+        ("Input to reshape is a tensor with 3 values, but the requested shape has 4", 1)
+    two = np.array([[b"a"], [b"b"]], object)
+    assert _layer([strings, two], [ok, ok], [10, 10], [1, 1], [[], []], False)[1:] == \
+        ("ConcatOp : Dimension 0 in both shapes must be equal: shape[0] = [1,3] vs. shape[1] = [2,3]", 1)

@@ -1,0 +1,61 @@
+"""_BladeStringBagLayer and _BladeBagShape: a feature layer of string bags (feature_column/bag_layer.py)."""
+import numpy as np
+
+from ..registry import Lowering, lowering
+from ...runtime.threads import parallel_enabled
+
+
+@lowering("_BladeStringBagLayer")
+class StringBagLayerLowering(Lowering):
+    parallel = True  # its part gets ``wide``: whether this call may use every core
+
+    def check(self, node, graph):
+        return "exists only inside cluster specs"
+
+    def emit(self, node, ins, em):
+        n = len(node.attrs["num_buckets"])
+        strings, new_shapes, tables, targets = ins[:n], ins[n:2 * n], ins[2 * n:3 * n], ins[3 * n:]
+        em.imports.add("from numba.typed import List")
+        ids, shapes, raw, news, tabs, tgts = (em.tmp(h) for h in ("ids", "shapes", "raw", "news", "tabs", "tgts"))
+        for name in (ids, shapes, raw, news, tabs, tgts):
+            em.line(f"{name} = List()")  # one per line: Numba types an unpacked tuple of them as List[undefined]
+        for s, new_shape, table in zip(strings, new_shapes, tables):
+            em.line(f"{ids}.append(np.ascontiguousarray({s.var}).ravel())")
+            em.line(f"{shapes}.append(np.array({s.var}.shape, np.int64))")
+            em.line(f"{raw}.append(np.ascontiguousarray({s.off}))")
+            em.line(f"{news}.append({new_shape.var}.astype(np.int64))")
+            em.line(f"{tabs}.append(np.ascontiguousarray({table.var}))")
+        for t in targets:
+            em.line(f"{tgts}.append({t.var}.astype(np.int64))")
+        em.line(f"{tgts}.append(np.zeros(0, np.int64))  # never read: gives the list its type")
+        consts = [em.const(np.array(node.attrs[a], np.int64)) for a in ("num_buckets", "mode", "n_targets")]
+        layout, rows, width, _ = em.call(4, f"{em.kernel('bag_layer', 'plan')}({ids}, {shapes}, {raw}, {news}, "
+                                            f"{tabs}, {consts[0]}, {consts[1]}, {tgts}, {consts[2]}, err)", True)
+        out = em.tmp()
+        em.line(f"{out} = np.empty(({rows}, {width}), np.{node.out_dtypes[0]})")
+        args = f"{ids}, {raw}, {tabs}, {consts[0]}, {consts[1]}, {layout}, {out}"
+        if parallel_enabled():
+            em.line(f"{em.kernel('bag_layer', 'fill_wide')}({args}, wide)")
+        else:
+            em.line(f"{em.kernel('bag_layer', 'fill')}({args})")
+        return [out]
+
+
+@lowering("_BladeBagShape")
+class BagShapeLowering(Lowering):
+    reads_shapes_only = True
+
+    def check(self, node, graph):
+        return "exists only inside cluster specs"
+
+    def emit(self, node, ins, em):
+        strings, new_shape, table, *targets = ins
+        rows, _ = em.call(2, f"{em.kernel('string_bag', 'bag_rows')}(np.array({strings.var}.shape, np.int64), "
+                             f"{new_shape.var}.astype(np.int64), err)", True)
+        dims = em.tmp()
+        em.line(f"{dims} = np.array([{rows}, {table.var}.shape[1]], np.int64)")
+        for t in targets:
+            (dims,) = em.call(1, f"{em.kernel('shape_ops', 'resolve_reshape')}({dims}, {t.var}.astype(np.int64), err)", True)
+        out = em.tmp()
+        em.line(f"{out} = {dims}.astype(np.{node.out_dtypes[0]})")
+        return [out]
