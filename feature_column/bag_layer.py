@@ -8,15 +8,20 @@ where chain() is the layer's Reshapes to [batch, dim] (behind Identities). Their
 are computed from Shape(bag) and Shape(Reshape(bag)), so first each such Shape becomes
 ``_BladeBagShape(S, new_shape, table, targets...)``: the same vector, from the bag's inputs and
 the Reshape targets alone, with the same checks. Then no one else reads the bags, and the concat
-becomes ``_BladeStringBagLayer(S_1..n, new_shape_1..n, table_1..n, targets...)``
-(kernels/bag_layer.py): every row of every column hashed and pooled straight into the output, in
-parallel blocks of rows. Same bits, same errors.
+becomes ``_BladeStringBagLayer(S_1..n, table_1..n, vectors...)`` (kernels/bag_layer.py): every
+row of every column hashed and pooled straight into the output, in parallel blocks of rows. Same
+bits, same errors. Each column's new_shape and Reshape targets travel as a shape program
+(attr ``program``): DenseFeatures builds them from Shape(S) and Shape(bag), which shape_terms.py
+reads as S's and the table's dims, so the per-column shape arithmetic (~3 us a column a call)
+is gone; a vector it cannot read stays a runtime input.
 """
 from __future__ import annotations
 
 from collections import Counter
 from typing import Tuple
 
+from ..kernels.bag_layer import CONST, RUNTIME, STRINGS_DIM, TABLE_DIM
+from .shape_terms import terms
 from .spec import const_values, producer, replace_matches
 from .string_bag import FUSED_OP as BAG_OP
 
@@ -55,6 +60,18 @@ def _shape_match(spec, node):
     return bag["inputs"] + targets, {"out_type": node["attrs"]["out_type"]}
 
 
+def _program(spec, vector, strings, table, runtime):
+    """One vector of the layer's shape program (kernels/bag_layer.py): its terms when they are
+    constants and dims of the column's strings or table, else a runtime input, appended to
+    ``runtime``."""
+    found = terms(spec, vector)
+    kinds = {strings: STRINGS_DIM, table: TABLE_DIM}
+    if found is None or any(t[0] == "dim" and t[1] not in kinds for t in found):
+        runtime.append(vector)
+        return [1, RUNTIME, len(runtime) - 1]
+    return [len(found)] + [x for t in found for x in ((CONST, t[1]) if t[0] == "c" else (kinds[t[1]], t[2]))]
+
+
 def _layer_match(spec, node, readers):
     if node["op"] != "ConcatV2" or node["outputs"][0][1] != 2 or len(node["inputs"]) < 3:
         return None
@@ -63,13 +80,16 @@ def _layer_match(spec, node, readers):
     chains = [_chain(spec, ref) for ref in node["inputs"][:-1]]
     if any(c is None or any(readers[r] != 1 for r in c[3]) for c in chains):
         return None  # a bag or reshape read elsewhere would be computed twice
+    runtime, program = [], []
+    for bag, targets, _, _ in chains:
+        strings, new_shape, table = bag["inputs"]
+        for vector in [new_shape] + targets:
+            program += _program(spec, vector, strings, table, runtime)
     bags = [c[0] for c in chains]
-    strings, new_shapes, tables = zip(*(b["inputs"] for b in bags))
-    targets = [t for c in chains for t in c[1]]
     attrs = {"num_buckets": [b["attrs"]["num_buckets"] for b in bags], "mode": [b["attrs"]["mode"] for b in bags],
-             "n_targets": [len(c[1]) for c in chains]}
+             "n_targets": [len(c[1]) for c in chains], "program": program}
     absorbed = [name for c in chains for name in c[2]]
-    return list(strings) + list(new_shapes) + list(tables) + targets, attrs, absorbed
+    return [b["inputs"][0] for b in bags] + [b["inputs"][2] for b in bags] + runtime, attrs, absorbed
 
 
 def fuse_bag_layers(spec) -> Tuple[dict, int]:

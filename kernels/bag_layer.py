@@ -7,9 +7,10 @@ hashes and pools blocks of rows, every column of a block in turn, the blocks in 
 per-column arrays, no concat, one TBB launch for the whole layer.
 
 Columns arrive as typed Lists (one compile per dtype signature, whatever the number of columns):
-``ids`` (S's string ids, flat), ``in_shapes`` (S's shape), ``tstrings`` (kernels/strings.py),
-``new_shapes``, ``tables`` and ``targets`` (every column's Reshape targets in turn, ``n_targets``
-of them per column). Rows are combined by ``reduce_runs``: the same bits as the bag.
+``ids`` (S's string ids, flat), ``in_shapes`` (S's shape), ``tstrings`` (kernels/strings.py) and
+``tables``; their new_shapes and Reshape targets (``n_targets`` per column) as a shape program
+(below) over the runtime ``vectors``. Rows are combined by ``reduce_runs``: the same bits as the
+bag.
 """
 import numpy as np
 from numba import njit, prange
@@ -22,10 +23,27 @@ from .string_bag import bag_rows, flat_string_bag, hash_rows
 
 BLOCK = 128 # rows per task: a block's ids and sums stay in L1 while its columns are pooled
 ROWS, INNER, WIDTH, OUT_WIDTH, COLUMN = range(5)  # a column's entries in ``plan``'s layout
+# The shape program: per column its new_shape, then its Reshape targets, each vector written as
+# [n, kind, value, kind, value, ...]: element i is ``value`` (CONST), dim ``value`` of the
+# column's strings (STRINGS_DIM) or table (TABLE_DIM); [1, RUNTIME, m] is runtime vector m.
+CONST, STRINGS_DIM, TABLE_DIM, RUNTIME = range(4)
 
 
 @njit(cache=True, nogil=True)
-def plan(ids, in_shapes, tstrings, new_shapes, tables, buckets, modes, targets, n_targets, err):
+def _vector(program, at, in_shape, table, vectors):
+    """(the vector at ``program[at]``, where the next one starts)."""
+    n = program[at]
+    if program[at + 1] == RUNTIME:
+        return vectors[program[at + 2]], at + 3
+    out = np.empty(n, np.int64)
+    for i in range(n):
+        kind, value = program[at + 1 + 2 * i], program[at + 2 + 2 * i]
+        out[i] = value if kind == CONST else (in_shape[value] if kind == STRINGS_DIM else table.shape[value])
+    return out, at + 1 + 2 * n
+
+
+@njit(cache=True, nogil=True)
+def plan(ids, in_shapes, tstrings, tables, buckets, modes, n_targets, program, vectors, err):
     """(layout, output rows, output width, failing column or -1). layout[c]: the bag's rows,
     strings per row (inner), width, its width in the output after its Reshapes, its first
     output column."""
@@ -33,19 +51,20 @@ def plan(ids, in_shapes, tstrings, new_shapes, tables, buckets, modes, targets, 
     layout = np.zeros((n, 5), np.int64)
     first = np.zeros(2, np.int64)
     total = 0
-    t = 0
+    at = 0
     for c in range(n):
         table = tables[c]
         width = table.shape[1]
+        new_shape, at = _vector(program, at, in_shapes[c], table, vectors)
         if buckets[c] > table.shape[0]:  # a bucket may miss the table: found as the bag finds it
-            flat_string_bag(ids[c], in_shapes[c], tstrings[c], tstrings[c][:0], new_shapes[c], table,
+            flat_string_bag(ids[c], in_shapes[c], tstrings[c], tstrings[c][:0], new_shape, table,
                             buckets[c], modes[c], err)
-        rows, inner = bag_rows(in_shapes[c], new_shapes[c], err)
+        rows, inner = bag_rows(in_shapes[c], new_shape, err)
         dims = np.array([rows, width], np.int64)
         for _ in range(n_targets[c]):
+            target, at = _vector(program, at, in_shapes[c], table, vectors)
             if err[0] == 0:
-                dims = resolve_reshape(dims, targets[t], err)
-            t += 1
+                dims = resolve_reshape(dims, target, err)
         if err[0] == 0 and dims.shape[0] != 2:
             set_error(err, "tf_blade: a column's reshape changed its rank")
         if err[0] == 0 and c > 0 and dims[0] != first[0]:

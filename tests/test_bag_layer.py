@@ -42,7 +42,11 @@ def test_dense_features_of_hashed_strings_is_one_layer_op(layer_model):
         spec, _ = rewrite(spec)
     ops = [n["op"] for n in spec["nodes"]]
     assert ops.count("_BladeStringBagLayer") == 1 and "_BladeStringBag" not in ops and "Reshape" not in ops
-    assert ops.count("_BladeBagShape") == 2 * N_COLUMNS  # Shape(bag), Shape(Reshape(bag)): DenseFeatures' targets
+    # DenseFeatures' targets come from Shape(bag) and Shape(Reshape(bag)), each first a
+    # _BladeBagShape, then read statically into the layer's shape program: no runtime vectors.
+    layer = next(n for n in spec["nodes"] if n["op"] == "_BladeStringBagLayer")
+    assert len(layer["inputs"]) == 2 * N_COLUMNS  # strings and tables only
+    assert "_BladeBagShape" not in ops and "Shape" not in ops
     assert not [n for n in spec["nodes"] if n["op"] == "ConcatV2" and n["outputs"][0][1] == 2]  # shape vectors only
     assert op_counts(optimized)["BladeFusedCall"] == 1
 
@@ -73,22 +77,25 @@ def test_columns_of_different_batch_sizes_fail_as_in_tf(layer_model):
 
 
 def _layer(columns, tables, buckets, modes, targets_per_column, wide):
-    """The kernel's layer over ``columns`` (2-d object arrays of bytes)."""
-    ids, shapes, raw, news, tabs, targets = List(), List(), List(), List(), List(), List()
-    for strings, table in zip(columns, tables):
+    """The kernel's layer over ``columns`` (2-d object arrays of bytes): each column's new_shape
+    (its strings' own shape, from the shape program) and Reshape targets (runtime vectors)."""
+    ids, shapes, raw, tabs, vectors = List(), List(), List(), List(), List()
+    program = []
+    for strings, table, targets in zip(columns, tables, targets_per_column):
         ids.append(np.arange(strings.size))
         shapes.append(np.array(strings.shape, np.int64))
         raw.append(tstrings_from_bytes(list(strings.ravel())))
-        news.append(np.array(strings.shape, np.int64))
         tabs.append(table)
-    for column in targets_per_column:
-        for t in column:
-            targets.append(np.array(t, np.int64))
-    targets.append(np.zeros(0, np.int64))
+        program += [2, bag_layer.STRINGS_DIM, 0, bag_layer.STRINGS_DIM, 1]
+        for t in targets:
+            program += [1, bag_layer.RUNTIME, len(vectors)]
+            vectors.append(np.array(t, np.int64))
+    vectors.append(np.zeros(0, np.int64))
     n_targets = np.array([len(t) for t in targets_per_column], np.int64)
     buckets, modes = np.array(buckets, np.int64), np.array(modes, np.int64)
     err = new_error_buffer()
-    layout, rows, width, failed = bag_layer.plan(ids, shapes, raw, news, tabs, buckets, modes, targets, n_targets, err)
+    layout, rows, width, failed = bag_layer.plan(ids, shapes, raw, tabs, buckets, modes, n_targets,
+                                                 np.array(program, np.int64), vectors, err)
     if err[0]:
         return None, error_text(err), failed
     out = np.full((rows, width), np.nan, tabs[0].dtype)

@@ -77,11 +77,17 @@ def _cluster_sources(cache):
     return [p for p in _kernel_files(str(cache)) if os.path.basename(p).startswith("k_") and p.endswith(".py")]
 
 
+def _runs_parallel(source_path):
+    """Whether generated source calls parallel code: a group of parts or a layer's wide fill."""
+    text = open(source_path).read()
+    return "tf_blade_group_" in text or "fill_wide(" in text
+
+
 def test_corrupt_and_read_only_caches_still_serve(tmp_path):
     cache = tmp_path / "cache"
     _serve(cache)  # fills the cache: native op, generated sources, Numba's machine code
-    if parallel_enabled():  # the two columns ran as one parallel step
-        assert any("tf_blade_group_" in open(p).read() for p in _cluster_sources(cache))
+    if parallel_enabled():  # the two columns ran as one layer op, its row blocks in parallel
+        assert any(_runs_parallel(p) for p in _kernel_files(str(cache)) if p.endswith(".py"))
     cached = [p for p in _kernel_files(str(cache)) if p.endswith((".nbi", ".nbc"))]
     assert cached, "the first process left no Numba cache"
 
@@ -98,8 +104,8 @@ def test_corrupt_and_read_only_caches_still_serve(tmp_path):
 def test_without_parallel_columns_results_are_the_same(tmp_path):
     # TF_BLADE_PARALLEL=0 (or no TBB) runs a layer's columns one after another, bit-identical
     _serve(tmp_path / "cache", TF_BLADE_PARALLEL="0")
-    sources = _cluster_sources(tmp_path / "cache")
-    assert sources and not any("tf_blade_group_" in open(p).read() for p in sources)  # no parallel steps
+    sources = [p for p in _kernel_files(str(tmp_path / "cache")) if p.endswith(".py")]
+    assert _cluster_sources(tmp_path / "cache") and not any(map(_runs_parallel, sources))
 
 
 # A serving process whose kernel cannot be used: the compile callback fails (a broken Numba or

@@ -14,26 +14,26 @@ class StringBagLayerLowering(Lowering):
 
     def emit(self, node, ins, em):
         n = len(node.attrs["num_buckets"])
-        strings, new_shapes, tables, targets = ins[:n], ins[n:2 * n], ins[2 * n:3 * n], ins[3 * n:]
+        strings, tables, vectors = ins[:n], ins[n:2 * n], ins[2 * n:]
         em.imports.add("from numba.typed import List")
-        ids, shapes, raw, news, tabs, tgts = (em.tmp(h) for h in ("ids", "shapes", "raw", "news", "tabs", "tgts"))
-        for name in (ids, shapes, raw, news, tabs, tgts):
+        lists = ids, shapes, raw, tabs, vecs = [em.tmp(h) for h in ("ids", "shapes", "raw", "tabs", "vecs")]
+        for name in lists:
             em.line(f"{name} = List()")  # one per line: Numba types an unpacked tuple of them as List[undefined]
-        for s, new_shape, table in zip(strings, new_shapes, tables):
+        for s, table in zip(strings, tables):
             em.line(f"{ids}.append(np.ascontiguousarray({s.var}).ravel())")
             em.line(f"{shapes}.append(np.array({s.var}.shape, np.int64))")
             em.line(f"{raw}.append(np.ascontiguousarray({s.off}))")
-            em.line(f"{news}.append({new_shape.var}.astype(np.int64))")
             em.line(f"{tabs}.append(np.ascontiguousarray({table.var}))")
-        for t in targets:
-            em.line(f"{tgts}.append({t.var}.astype(np.int64))")
-        em.line(f"{tgts}.append(np.zeros(0, np.int64))  # never read: gives the list its type")
-        consts = [em.const(np.array(node.attrs[a], np.int64)) for a in ("num_buckets", "mode", "n_targets")]
-        layout, rows, width, _ = em.call(4, f"{em.kernel('bag_layer', 'plan')}({ids}, {shapes}, {raw}, {news}, "
-                                            f"{tabs}, {consts[0]}, {consts[1]}, {tgts}, {consts[2]}, err)", True)
+        for v in vectors:
+            em.line(f"{vecs}.append({v.var}.astype(np.int64))")
+        em.line(f"{vecs}.append(np.zeros(0, np.int64))  # never read: gives the list its type")
+        buckets, modes, n_targets, program = (em.const(np.array(node.attrs[a], np.int64))
+                                              for a in ("num_buckets", "mode", "n_targets", "program"))
+        layout, rows, width, _ = em.call(4, f"{em.kernel('bag_layer', 'plan')}({ids}, {shapes}, {raw}, {tabs}, "
+                                            f"{buckets}, {modes}, {n_targets}, {program}, {vecs}, err)", True)
         out = em.tmp()
         em.line(f"{out} = np.empty(({rows}, {width}), np.{node.out_dtypes[0]})")
-        args = f"{ids}, {raw}, {tabs}, {consts[0]}, {consts[1]}, {layout}, {out}"
+        args = f"{ids}, {raw}, {tabs}, {buckets}, {modes}, {layout}, {out}"
         if parallel_enabled():
             em.line(f"{em.kernel('bag_layer', 'fill_wide')}({args}, wide)")
         else:
