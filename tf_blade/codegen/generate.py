@@ -69,8 +69,20 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
             values[f"{k}:{j}"] = res if isinstance(res, Value) else Value(res, node.out_dtypes[j], node.out_ranks[j])
     returns = "".join(f"np.ascontiguousarray({x}), " for r in part.outputs for x in _vars(values[r]))
     wide = ["wide"] if _is_parallel(spec, part, lowerings) else []
-    return (["", "", "@njit(cache=True, nogil=True)", f"def part({', '.join(params + runtime_params + wide + ['err'])}):"]
-            + ["    " + line for line in em.lines] + [f"    return ({returns})"])
+    signature = ', '.join(params + runtime_params + wide + ['err'])
+    source = (["", "", "@njit(cache=True, nogil=True)", f"def part({signature}):"]
+              + ["    " + line for line in em.lines] + [f"    return ({returns})"])
+    if _writer(spec, part, lowerings) is not None:  # the same op in two halves (see _output_writers)
+        raw = spec["nodes"][_writer(spec, part, lowerings)]
+        low, node = lowerings[raw["op"]], SpecNode(raw)
+        em.lines = []
+        plan, rows, width = low.emit_plan(node, [values[r] for r in raw["inputs"]], em, check=False)
+        source += ["", "", "@njit(cache=True, nogil=True)", f"def plan({signature}):"]
+        source += ["    " + line for line in em.lines] + [f"    return ({''.join(v + ', ' for v in plan)}{rows}, {width})"]
+        em.lines = []
+        low.emit_fill(node, [f"plan[{i}]" for i in range(len(plan))], "out", em)
+        source += ["", "", "@njit(cache=True, nogil=True)", "def fill_into(plan, out):"] + ["    " + line for line in em.lines]
+    return source
 
 
 def _is_parallel(spec, part: Part, lowerings) -> bool:
@@ -127,7 +139,8 @@ def generate(spec: dict):
     em.kernel("concat", "concat")
 
     out_meta = [_meta(spec, ref) for ref in spec["outputs"]]
-    deferred = _output_concats(spec, parts)
+    deferred = {**_output_concats(spec, parts), **_output_writers(spec, parts, lowerings)}
+    writes = any(axis is None for _, axis in deferred.values())
     steps = _schedule(parts)
     for members in steps:  # a step is deferred whole or not at all
         if not all(i in deferred for i in members):
@@ -193,12 +206,17 @@ def generate(spec: dict):
                 piece_out.append(values[ref].var)
                 piece_fail.append(_empty(*_meta(spec, ref)))
             else:
-                piece_out.append("(" + "".join(f"np.ascontiguousarray({values[r].var}), " for r in part.inputs) + ")")
+                piece_out.append("(" + "".join(f"np.ascontiguousarray({x}), " for r in part.inputs for x in _vars(values[r])) + ")")
                 piece_fail.append("(" + "".join(_empty(*_meta(spec, r)) + ", " for r in part.inputs) + ")")
+        if writes:  # a writer's plan runs in the entry: it takes this call's ``wide``
+            piece_out.append("wide")
+            piece_fail.append("False")
         src += ["", "@njit(cache=True, nogil=True)", f"def pieces({', '.join(params + ['solo', 'err'])}):"]
         src += _with_fail(lines, "(" + "".join(f + ", " for f in piece_fail) + ")")
         src += [f"    return ({''.join(p + ', ' for p in piece_out)})", ""]
-    src += _native_entry(spec, out_meta, {pos: (axis, spec["nodes"][parts[i].nodes[-1]]["name"])
+    src += _native_entry(spec, out_meta, {pos: (axis, spec["nodes"][parts[i].nodes[-1]]["name"], template_of[parts[i].key],
+                                                sum(len(_vars(values[r])) for r in parts[i].inputs),
+                                                _is_parallel(spec, parts[i], lowerings))
                                           for i, (pos, axis) in deferred.items()})
     return "\n".join(src), templates
 
@@ -218,6 +236,30 @@ def _with_fail(lines, fail: str) -> List[str]:
     """Indents body lines and fills in their early returns (only those: a node name may contain
     any text)."""
     return ["    " + (f"    return {fail}" if line == "    return FAIL" else line) for line in lines]
+
+
+def _writer(spec, part: Part, lowerings):
+    """The node of a part that is one op able to write its output into a given buffer (its
+    lowering has ``emit_plan`` and ``emit_fill``), or None."""
+    work = [k for k in part.nodes if spec["nodes"][k]["op"] != "Const"]
+    if len(work) == 1 and hasattr(lowerings[spec["nodes"][work[0]]["op"]], "emit_plan"):
+        return work[0]
+    return None
+
+
+def _output_writers(spec, parts: List[Part], lowerings) -> Dict[int, tuple]:
+    """{part index: (output position, None)} for parts that are one writer op (a feature
+    layer) making a cluster output nothing else reads: the native entry plans it, allocates
+    TF's output and fills it there (no copy of the result)."""
+    found = {}
+    read = {r for p in parts for r in p.inputs}
+    for i, part in enumerate(parts):
+        if _writer(spec, part, lowerings) is None or len(part.outputs) != 1:
+            continue
+        ref = part.outputs[0]
+        if ref not in read and spec["outputs"].count(ref) == 1 and _meta(spec, ref)[1] == 2:
+            found[i] = (spec["outputs"].index(ref), None)
+    return found
 
 
 def _output_concats(spec, parts: List[Part]) -> Dict[int, tuple]:
@@ -313,7 +355,9 @@ def _group_module(template: str, n_args: int, fail: str):
 
 def _native_entry(spec, out_meta, deferred) -> List[str]:
     """The C-callable wrapper: raw pointers -> arrays, body(), outputs into TF-allocated tensors.
-    ``deferred``: {output position: (axis, node name)} of outputs concatenated here, in place."""
+    ``deferred``: {output position: (axis, node name, template, number of piece values, whether
+    the template takes ``wide``)} of outputs concatenated (axis) or planned and filled (axis
+    None) here, in place."""
     lines = [
         "",
         "from numba import carray, cfunc",
@@ -353,8 +397,18 @@ def _native_entry(spec, out_meta, deferred) -> List[str]:
         "    dims = np.empty(MAX_RANK, np.int64)",
     ]
     for k, (dtype, rank) in enumerate(out_meta):
-        if k in deferred:  # concatenated here, straight into TF's buffer
-            axis, name = deferred[k]
+        if k in deferred and deferred[k][0] is None:  # a writer: planned, then filled in TF's buffer
+            _, name, template, n_args, takes_wide = deferred[k]
+            args = [f"outs[{k}][{j}]" for j in range(n_args)] + ([f"outs[{len(out_meta)}]"] if takes_wide else [])
+            lines += [f"    plan{k} = {template}.plan({', '.join(args + ['err'])})",
+                      "    if err[0] != 0:",
+                      f"        {add_context_call(name)}",
+                      "        return 1"]
+            dims = [f"plan{k}[-2]", f"plan{k}[-1]"]
+            nonempty = f"plan{k}[-2] * plan{k}[-1] > 0"
+            fill = f"{template}.fill_into(plan{k}, carray(ptr_from_int(addr, np.{dtype}), (plan{k}[-2], plan{k}[-1])))"
+        elif k in deferred:  # concatenated here, straight into TF's buffer
+            axis, name = deferred[k][:2]
             lines += [f"    shape{k}, outer{k}, width{k} = k_concat.concat_shape(outs[{k}], {axis}, err)",
                       "    if err[0] != 0:",
                       f"        {add_context_call(name)}",

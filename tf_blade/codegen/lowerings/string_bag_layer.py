@@ -12,7 +12,9 @@ class StringBagLayerLowering(Lowering):
     def check(self, node, graph):
         return "exists only inside cluster specs"
 
-    def emit(self, node, ins, em):
+    def emit_plan(self, node, ins, em, check=True):
+        """Builds the columns' lists and plans the layer: (plan values, rows, width). Without
+        ``check`` the caller reads ``err`` itself."""
         n = len(node.attrs["num_buckets"])
         strings, tables, vectors = ins[:n], ins[n:2 * n], ins[2 * n:]
         em.imports.add("from numba.typed import List")
@@ -30,14 +32,21 @@ class StringBagLayerLowering(Lowering):
         buckets, modes, n_targets, program = (em.const(np.array(node.attrs[a], np.int64))
                                               for a in ("num_buckets", "mode", "n_targets", "program"))
         layout, rows, width, _ = em.call(4, f"{em.kernel('bag_layer', 'plan')}({ids}, {shapes}, {raw}, {tabs}, "
-                                            f"{buckets}, {modes}, {n_targets}, {program}, {vecs}, err)", True)
+                                            f"{buckets}, {modes}, {n_targets}, {program}, {vecs}, err)", check)
+        return [ids, raw, tabs, buckets, modes, layout] + (["wide"] if parallel_enabled() else []), rows, width
+
+    def emit_fill(self, node, plan, out, em):
+        """Fills ``out`` (the planned [rows, width]) from ``plan``."""
+        if parallel_enabled():
+            em.line(f"{em.kernel('bag_layer', 'fill_wide')}({', '.join(plan[:-1])}, {out}, {plan[-1]})")
+        else:
+            em.line(f"{em.kernel('bag_layer', 'fill')}({', '.join(plan)}, {out})")
+
+    def emit(self, node, ins, em):
+        plan, rows, width = self.emit_plan(node, ins, em)
         out = em.tmp()
         em.line(f"{out} = np.empty(({rows}, {width}), np.{node.out_dtypes[0]})")
-        args = f"{ids}, {raw}, {tabs}, {buckets}, {modes}, {layout}, {out}"
-        if parallel_enabled():
-            em.line(f"{em.kernel('bag_layer', 'fill_wide')}({args}, wide)")
-        else:
-            em.line(f"{em.kernel('bag_layer', 'fill')}({args})")
+        self.emit_fill(node, plan, out, em)
         return [out]
 
 
