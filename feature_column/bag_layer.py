@@ -4,12 +4,14 @@ After ``fuse_string_bags`` a DenseFeatures layer over hash-bucket embedding colu
 
     out = ConcatV2(chain(_BladeStringBag(S_1, new_shape_1, table_1)), ..., axis=-1)
 
+(numeric columns may sit among them: wide & deep's DNN input)
 where chain() is the layer's Reshapes to [batch, dim] (behind Identities). Their target shapes
 are computed from Shape(bag) and Shape(Reshape(bag)), so first each such Shape becomes
 ``_BladeBagShape(S, new_shape, table, targets...)``: the same vector, from the bag's inputs and
 the Reshape targets alone, with the same checks. Then no one else reads the bags, and the concat
-becomes ``_BladeStringBagLayer(S_1..n, table_1..n, vectors...)`` (kernels/bag_layer.py): every
-row of every column hashed and pooled straight into the output, in parallel blocks of rows. Same
+becomes ``_BladeStringBagLayer(S of each bag, table or value of each column, vectors...)``
+(kernels/bag_layer.py): every row of every bag hashed and pooled straight into the output, and
+every numeric column copied there, in parallel blocks of rows. Same
 bits, same errors. Each column's new_shape and Reshape targets travel as a shape program
 (attr ``program``): DenseFeatures builds them from Shape(S) and Shape(bag), which shape_terms.py
 reads as S's and the table's dims, so the per-column shape arithmetic (~3 us a column a call)
@@ -20,7 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Tuple
 
-from ..kernels.bag_layer import CONST, RUNTIME, STRINGS_DIM, TABLE_DIM
+from ..kernels.bag_layer import BAG, CONST, DENSE, RUNTIME, STRINGS_DIM, TABLE_DIM
 from .shape_terms import terms
 from .spec import const_values, producer, replace_matches
 from .string_bag import FUSED_OP as BAG_OP
@@ -73,23 +75,35 @@ def _program(spec, vector, strings, table, runtime):
 
 
 def _layer_match(spec, node, readers):
-    if node["op"] != "ConcatV2" or node["outputs"][0][1] != 2 or len(node["inputs"]) < 3:
+    """Columns in concat order: a string bag chain read by nothing else is a BAG column; any
+    other input (a numeric column) a DENSE one, copied into place. At least two bags."""
+    if node["op"] != "ConcatV2" or node["outputs"][0][1] != 2:
         return None
     if const_values(spec, node["inputs"][-1]) not in ([1], [-1]):
         return None
     chains = [_chain(spec, ref) for ref in node["inputs"][:-1]]
-    if any(c is None or any(readers[r] != 1 for r in c[3]) for c in chains):
-        return None  # a bag or reshape read elsewhere would be computed twice
-    runtime, program = [], []
-    for bag, targets, _, _ in chains:
-        strings, new_shape, table = bag["inputs"]
-        for vector in [new_shape] + targets:
-            program += _program(spec, vector, strings, table, runtime)
-    bags = [c[0] for c in chains]
-    attrs = {"num_buckets": [b["attrs"]["num_buckets"] for b in bags], "mode": [b["attrs"]["mode"] for b in bags],
-             "n_targets": [len(c[1]) for c in chains], "program": program}
-    absorbed = [name for c in chains for name in c[2]]
-    return [b["inputs"][0] for b in bags] + [b["inputs"][2] for b in bags] + runtime, attrs, absorbed
+    chains = [c if c is not None and all(readers[r] == 1 for r in c[3]) else None for c in chains]
+    if sum(c is not None for c in chains) < 2:
+        return None  # (a bag or reshape read elsewhere would be computed twice: such a column stays dense)
+    runtime, program, strings, columns, absorbed = [], [], [], [], []
+    attrs = {"kind": [], "num_buckets": [], "mode": [], "n_targets": []}
+    for ref, chain in zip(node["inputs"][:-1], chains):
+        if chain is None:
+            columns.append(ref)
+            values = (DENSE, 0, 0, 0)
+        else:
+            bag, targets, names, _ = chain
+            s, new_shape, table = bag["inputs"]
+            for vector in [new_shape] + targets:
+                program += _program(spec, vector, s, table, runtime)
+            strings.append(s)
+            columns.append(table)
+            absorbed += names
+            values = (BAG, bag["attrs"]["num_buckets"], bag["attrs"]["mode"], len(targets))
+        for key, value in zip(attrs, values):
+            attrs[key].append(value)
+    attrs["program"] = program
+    return strings + columns + runtime, attrs, absorbed
 
 
 def fuse_bag_layers(spec) -> Tuple[dict, int]:

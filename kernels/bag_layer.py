@@ -27,6 +27,9 @@ ROWS, INNER, WIDTH, OUT_WIDTH, COLUMN = range(5)  # a column's entries in ``plan
 # [n, kind, value, kind, value, ...]: element i is ``value`` (CONST), dim ``value`` of the
 # column's strings (STRINGS_DIM) or table (TABLE_DIM); [1, RUNTIME, m] is runtime vector m.
 CONST, STRINGS_DIM, TABLE_DIM, RUNTIME = range(4)
+# Column kinds: a string bag, or a DENSE [rows, width] value of the layer's dtype (a numeric
+# column) copied into place, which travels in ``tables`` (its strings lists hold empty arrays).
+BAG, DENSE = 0, 1
 
 
 @njit(cache=True, nogil=True)
@@ -43,7 +46,7 @@ def _vector(program, at, in_shape, table, vectors):
 
 
 @njit(cache=True, nogil=True)
-def plan(ids, in_shapes, tstrings, tables, buckets, modes, n_targets, program, vectors, err):
+def plan(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, program, vectors, err):
     """(layout, output rows, output width, failing column or -1). layout[c]: the bag's rows,
     strings per row (inner), width, its width in the output after its Reshapes, its first
     output column."""
@@ -55,11 +58,14 @@ def plan(ids, in_shapes, tstrings, tables, buckets, modes, n_targets, program, v
     for c in range(n):
         table = tables[c]
         width = table.shape[1]
-        new_shape, at = _vector(program, at, in_shapes[c], table, vectors)
-        if buckets[c] > table.shape[0]:  # a bucket may miss the table: found as the bag finds it
-            flat_string_bag(ids[c], in_shapes[c], tstrings[c], tstrings[c][:0], new_shape, table,
-                            buckets[c], modes[c], err)
-        rows, inner = bag_rows(in_shapes[c], new_shape, err)
+        if kinds[c] == DENSE:
+            rows, inner = table.shape[0], 0
+        else:
+            new_shape, at = _vector(program, at, in_shapes[c], table, vectors)
+            if buckets[c] > table.shape[0]:  # a bucket may miss the table: found as the bag finds it
+                flat_string_bag(ids[c], in_shapes[c], tstrings[c], tstrings[c][:0], new_shape, table,
+                                buckets[c], modes[c], err)
+            rows, inner = bag_rows(in_shapes[c], new_shape, err)
         dims = np.array([rows, width], np.int64)
         for _ in range(n_targets[c]):
             target, at = _vector(program, at, in_shapes[c], table, vectors)
@@ -80,7 +86,7 @@ def plan(ids, in_shapes, tstrings, tables, buckets, modes, n_targets, program, v
 
 
 @njit(cache=True, nogil=True)
-def _fill_block(b, ids, tstrings, tables, buckets, modes, layout, out):
+def _fill_block(b, ids, tstrings, tables, kinds, buckets, modes, layout, out):
     """Rows [b * BLOCK, (b + 1) * BLOCK) of every bag, pooled and laid into ``out``."""
     r0 = b * BLOCK
     idbuf = np.empty(BLOCK * max(np.max(layout[:, INNER]), 1), np.int64)
@@ -93,6 +99,12 @@ def _fill_block(b, ids, tstrings, tables, buckets, modes, layout, out):
         out_width, column = layout[c, OUT_WIDTH], layout[c, COLUMN]
         m = min(rows, r0 + BLOCK) - r0
         if m <= 0:
+            continue
+        if kinds[c] == DENSE:
+            source = tables[c]
+            for i in range(m):
+                for j in range(width):
+                    out[r0 + i, column + j] = source[r0 + i, j]
             continue
         raw = tstrings[c]
         hash_rows(ids[c], raw, raw[:0], r0, m, inner, np.uint64(buckets[c]), idbuf, starts)
@@ -113,9 +125,9 @@ def _fill_block(b, ids, tstrings, tables, buckets, modes, layout, out):
 
 
 @njit(cache=True, nogil=True, parallel=True)
-def _fill_parallel(blocks, ids, tstrings, tables, buckets, modes, layout, out):
+def _fill_parallel(blocks, ids, tstrings, tables, kinds, buckets, modes, layout, out):
     for b in prange(blocks):
-        _fill_block(b, ids, tstrings, tables, buckets, modes, layout, out)
+        _fill_block(b, ids, tstrings, tables, kinds, buckets, modes, layout, out)
 
 
 @njit(cache=True, nogil=True)
@@ -124,18 +136,18 @@ def _blocks(layout):
 
 
 @njit(cache=True, nogil=True)
-def fill(ids, tstrings, tables, buckets, modes, layout, out):
+def fill(ids, tstrings, tables, kinds, buckets, modes, layout, out):
     """Computes the planned layer into ``out`` ([rows, width], C order) on this thread."""
     if out.size > 0:
         for b in range(_blocks(layout)):
-            _fill_block(b, ids, tstrings, tables, buckets, modes, layout, out)
+            _fill_block(b, ids, tstrings, tables, kinds, buckets, modes, layout, out)
 
 
 @njit(cache=True, nogil=True)
-def fill_wide(ids, tstrings, tables, buckets, modes, layout, out, wide):
+def fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout, out, wide):
     """``fill``, its blocks on every core when ``wide``. Only when Numba's TBB layer runs
     (tf_blade/runtime/threads.py): parallel code cannot even be linked without it."""
     if wide and out.size > 0:
-        _fill_parallel(_blocks(layout), ids, tstrings, tables, buckets, modes, layout, out)
+        _fill_parallel(_blocks(layout), ids, tstrings, tables, kinds, buckets, modes, layout, out)
     else:
-        fill(ids, tstrings, tables, buckets, modes, layout, out)
+        fill(ids, tstrings, tables, kinds, buckets, modes, layout, out)

@@ -108,15 +108,16 @@ def _layer(columns, tables, buckets, modes, targets_per_column, wide):
     n_targets = np.array([len(t) for t in targets_per_column], np.int64)
     buckets, modes = np.array(buckets, np.int64), np.array(modes, np.int64)
     err = new_error_buffer()
-    layout, rows, width, failed = bag_layer.plan(ids, shapes, raw, tabs, buckets, modes, n_targets,
+    kinds = np.zeros(len(columns), np.int64)  # BAG
+    layout, rows, width, failed = bag_layer.plan(ids, shapes, raw, tabs, kinds, buckets, modes, n_targets,
                                                  np.array(program, np.int64), vectors, err)
     if err[0]:
         return None, error_text(err), failed
     out = np.full((rows, width), np.nan, tabs[0].dtype)
     if wide:
-        bag_layer.fill_wide(ids, raw, tabs, buckets, modes, layout, out, True)
+        bag_layer.fill_wide(ids, raw, tabs, kinds, buckets, modes, layout, out, True)
     else:
-        bag_layer.fill(ids, raw, tabs, buckets, modes, layout, out)
+        bag_layer.fill(ids, raw, tabs, kinds, buckets, modes, layout, out)
     return out, None, failed
 
 
@@ -164,3 +165,36 @@ def test_kernel_reports_the_bag_reshape_and_concat_errors_of_tf():
     two = np.array([[b"a"], [b"b"]], object)
     assert _layer([strings, two], [ok, ok], [10, 10], [1, 1], [[], []], False)[1:] == \
         ("ConcatOp : Dimension 0 in both shapes must be equal: shape[0] = [1,3] vs. shape[1] = [2,3]", 1)
+
+
+def test_numeric_columns_among_the_bags_are_copied_into_the_layer(rng):
+    """Wide & deep's DNN input: numeric columns between the hashed ones. They join the layer as
+    dense columns (copied into place); the layer gives TF's bits."""
+    import tf_keras
+    fc = tf.feature_column
+    strings = ["s0", "s1", "s2"]
+    columns = [fc.numeric_column("n0"), fc.numeric_column("n1", shape=(3,))] + [
+        fc.embedding_column(fc.categorical_column_with_hash_bucket(s, 50 + 10 * i), 4) for i, s in enumerate(strings)]
+    layer = tf_keras.layers.DenseFeatures(columns)
+    signature = {"n0": tf.TensorSpec([None, 1], tf.float32), "n1": tf.TensorSpec([None, 3], tf.float32),
+                 **{s: tf.TensorSpec([None, None], tf.string) for s in strings}}
+    serve = tf.function(lambda features: layer(features), input_signature=[signature])
+    stock = serve.get_concrete_function()
+    optimized = tf_blade.optimize(serve, bridge="native").signatures["serving_default"]
+    graph = optimized.graph.as_graph_def()
+    (fused,) = [n for n in running_nodes(graph) if n.op == "BladeFusedCall"]
+    spec = json.loads(fused.attr["cluster"].s.decode())
+    for rewrite in SPEC_REWRITES:
+        spec, _ = rewrite(spec)
+    (layer_node,) = [n for n in spec["nodes"] if n["op"] == "_BladeStringBagLayer"]
+    assert layer_node["attrs"]["kind"] == [bag_layer.DENSE] * 2 + [bag_layer.BAG] * 3  # DenseFeatures sorts by name
+    for rows in (0, 1, 200, 3000):
+        batch = synthetic_batch(rows, 3, seed=int(rng.integers(1 << 30)))
+        features = {"n0": rng.standard_normal((rows, 1)).astype(np.float32),
+                    "n1": rng.standard_normal((rows, 3)).astype(np.float32),
+                    **{s: batch[c] for s, c in zip(strings, column_names(3))}}
+        tensors = {k: tf.constant(v) for k, v in features.items()}
+        want = stock(tensors)
+        got = optimized(*(tensors[k] for k in sorted(tensors)))  # the flattened dict, in key order
+        got = next(iter(got.values())) if isinstance(got, dict) else got
+        np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -2,6 +2,7 @@
 import numpy as np
 
 from ..registry import Lowering, lowering
+from ...kernels.bag_layer import BAG
 from ...runtime.threads import parallel_enabled
 
 
@@ -15,25 +16,32 @@ class StringBagLayerLowering(Lowering):
     def emit_plan(self, node, ins, em, check=True):
         """Builds the columns' lists and plans the layer: (plan values, rows, width). Without
         ``check`` the caller reads ``err`` itself."""
-        n = len(node.attrs["num_buckets"])
-        strings, tables, vectors = ins[:n], ins[n:2 * n], ins[2 * n:]
+        kinds = node.attrs["kind"]
+        n_bags, n = kinds.count(BAG), len(kinds)
+        strings, tables, vectors = iter(ins[:n_bags]), ins[n_bags:n_bags + n], ins[n_bags + n:]
         em.imports.add("from numba.typed import List")
         lists = ids, shapes, raw, tabs, vecs = [em.tmp(h) for h in ("ids", "shapes", "raw", "tabs", "vecs")]
         for name in lists:
             em.line(f"{name} = List()")  # one per line: Numba types an unpacked tuple of them as List[undefined]
-        for s, table in zip(strings, tables):
-            em.line(f"{ids}.append(np.ascontiguousarray({s.var}).ravel())")
-            em.line(f"{shapes}.append(np.array({s.var}.shape, np.int64))")
-            em.line(f"{raw}.append(np.ascontiguousarray({s.off}))")
+        for kind, table in zip(kinds, tables):
+            if kind == BAG:
+                s = next(strings)
+                em.line(f"{ids}.append(np.ascontiguousarray({s.var}).ravel())")
+                em.line(f"{shapes}.append(np.array({s.var}.shape, np.int64))")
+                em.line(f"{raw}.append(np.ascontiguousarray({s.off}))")
+            else:  # a numeric column: its value travels as its table; no strings
+                em.line(f"{ids}.append(np.zeros(0, np.int64))")
+                em.line(f"{shapes}.append(np.zeros(2, np.int64))")
+                em.line(f"{raw}.append(np.zeros(0, np.uint8))")
             em.line(f"{tabs}.append(np.ascontiguousarray({table.var}))")
         for v in vectors:
             em.line(f"{vecs}.append({v.var}.astype(np.int64))")
         em.line(f"{vecs}.append(np.zeros(0, np.int64))  # never read: gives the list its type")
-        buckets, modes, n_targets, program = (em.const(np.array(node.attrs[a], np.int64))
-                                              for a in ("num_buckets", "mode", "n_targets", "program"))
-        layout, rows, width, _ = em.call(4, f"{em.kernel('bag_layer', 'plan')}({ids}, {shapes}, {raw}, {tabs}, "
+        kind, buckets, modes, n_targets, program = (em.const(np.array(node.attrs[a], np.int64))
+                                                    for a in ("kind", "num_buckets", "mode", "n_targets", "program"))
+        layout, rows, width, _ = em.call(4, f"{em.kernel('bag_layer', 'plan')}({ids}, {shapes}, {raw}, {tabs}, {kind}, "
                                             f"{buckets}, {modes}, {n_targets}, {program}, {vecs}, err)", check)
-        return [ids, raw, tabs, buckets, modes, layout] + (["wide"] if parallel_enabled() else []), rows, width
+        return [ids, raw, tabs, kind, buckets, modes, layout] + (["wide"] if parallel_enabled() else []), rows, width
 
     def emit_fill(self, node, plan, out, em):
         """Fills ``out`` (the planned [rows, width]) from ``plan``."""
