@@ -23,12 +23,11 @@ from collections import Counter
 from typing import Tuple
 
 from ..kernels.bag_layer import BAG, CONST, DENSE, RUNTIME, STRINGS_DIM, TABLE_DIM
-from .shape_terms import terms
+from .shape_terms import BAG_SHAPE_OP, terms
 from .spec import const_values, producer, replace_matches
 from .string_bag import FUSED_OP as BAG_OP
 
 FUSED_OP = "_BladeStringBagLayer"
-SHAPE_OP = "_BladeBagShape"
 
 
 def _chain(spec, ref):
@@ -107,6 +106,6 @@ def _layer_match(spec, node, readers):
 
 
 def fuse_bag_layers(spec) -> Tuple[dict, int]:
-    spec, _ = replace_matches(spec, _shape_match, SHAPE_OP)
+    spec, _ = replace_matches(spec, _shape_match, BAG_SHAPE_OP)
     readers = Counter(ref for n in spec["nodes"] for ref in n["inputs"]) + Counter(spec["outputs"])
     return replace_matches(spec, lambda s, n: _layer_match(s, n, readers), FUSED_OP)

@@ -20,7 +20,10 @@ def _ints(spec, ref):
     return [int(v) for v in values] if values is not None and all(isinstance(v, int) for v in values) else None
 
 
-def terms(spec, ref, bag_shape_op: str = "_BladeBagShape") -> Optional[List[tuple]]:
+BAG_SHAPE_OP = "_BladeBagShape"  # feature_column/bag_layer.py makes it: a bag's shape after its Reshapes
+
+
+def terms(spec, ref) -> Optional[List[tuple]]:
     node, _ = producer(spec, through_identity(spec, ref))
     if node is None:
         return None
@@ -31,7 +34,7 @@ def terms(spec, ref, bag_shape_op: str = "_BladeBagShape") -> Optional[List[tupl
         return [("c", v) for v in values] if ok else None
     if op == "Shape":
         return [("dim", ins[0], k) for k in range(ref_meta(spec, ins[0])[1])]
-    if op == bag_shape_op:  # the bag's [rows, width] after its Reshapes, when they succeed
+    if op == BAG_SHAPE_OP:  # the bag's [rows, width] after its Reshapes, when they succeed
         if len(ins) > 3:
             last = terms(spec, ins[-1])
             return last if last is not None and all(t[0] != "c" or t[1] >= 0 for t in last) else None

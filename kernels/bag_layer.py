@@ -93,7 +93,7 @@ def _fill_block(b, ids, tstrings, tables, kinds, buckets, modes, layout, out):
     starts = np.empty(BLOCK + 1, np.int64)
     runs = np.arange(r0, r0 + BLOCK)
     local = np.arange(BLOCK)
-    sums = np.zeros(BLOCK * max(np.max(layout[:, WIDTH]), 1), out.dtype)
+    sums = np.empty(BLOCK * max(np.max(layout[:, WIDTH]), 1), out.dtype)  # zeroed where used
     for c in range(len(ids)):
         rows, inner, width = layout[c, ROWS], layout[c, INNER], layout[c, WIDTH]
         out_width, column = layout[c, OUT_WIDTH], layout[c, COLUMN]

@@ -72,8 +72,9 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
     signature = ', '.join(params + runtime_params + wide + ['err'])
     source = (["", "", "@njit(cache=True, nogil=True)", f"def part({signature}):"]
               + ["    " + line for line in em.lines] + [f"    return ({returns})"])
-    if _writer(spec, part, lowerings) is not None:  # the same op in two halves (see _output_writers)
-        raw = spec["nodes"][_writer(spec, part, lowerings)]
+    writer = _writer(spec, part, lowerings)
+    if writer is not None:  # the same op in two halves (see _deferred_outputs)
+        raw = spec["nodes"][writer]
         low, node = lowerings[raw["op"]], SpecNode(raw)
         em.lines = []
         plan, rows, width = low.emit_plan(node, [values[r] for r in raw["inputs"]], em, check=False)
@@ -139,7 +140,7 @@ def generate(spec: dict):
     em.kernel("concat", "concat")
 
     out_meta = [_meta(spec, ref) for ref in spec["outputs"]]
-    deferred = {**_output_concats(spec, parts), **_output_writers(spec, parts, lowerings)}
+    deferred = _deferred_outputs(spec, parts, lowerings)
     writes = any(axis is None for _, axis in deferred.values())
     steps = _schedule(parts)
     for members in steps:  # a step is deferred whole or not at all
@@ -247,35 +248,26 @@ def _writer(spec, part: Part, lowerings):
     return None
 
 
-def _output_writers(spec, parts: List[Part], lowerings) -> Dict[int, tuple]:
-    """{part index: (output position, None)} for parts that are one writer op (a feature
-    layer) making a cluster output nothing else reads: the native entry plans it, allocates
-    TF's output and fills it there (no copy of the result)."""
-    found = {}
-    read = {r for p in parts for r in p.inputs}
-    for i, part in enumerate(parts):
-        if _writer(spec, part, lowerings) is None or len(part.outputs) != 1:
-            continue
-        ref = part.outputs[0]
-        if ref not in read and spec["outputs"].count(ref) == 1 and _meta(spec, ref)[1] == 2:
-            found[i] = (spec["outputs"].index(ref), None)
-    return found
-
-
-def _output_concats(spec, parts: List[Part]) -> Dict[int, tuple]:
-    """{part index: (output position, axis)} for parts that are just a ConcatV2 (and its axis)
-    making a cluster output nothing else reads: the feature layer's final concat."""
+def _deferred_outputs(spec, parts: List[Part], lowerings) -> Dict[int, tuple]:
+    """{part index: (output position, axis or None)} for parts that are one op making a cluster
+    output nothing else reads, which the native entry writes straight into TF's buffer: a
+    ConcatV2 (with its axis; the feature layer's final concat), concatenated there, or a writer
+    op (None; the fused feature layer), planned, then filled there."""
     found = {}
     read = {r for p in parts for r in p.inputs}
     for i, part in enumerate(parts):
         work = [k for k in part.nodes if spec["nodes"][k]["op"] != "Const"]
-        if len(work) != 1 or spec["nodes"][work[0]]["op"] != "ConcatV2" or len(part.outputs) != 1:
+        if len(work) != 1 or len(part.outputs) != 1:
             continue
         ref = part.outputs[0]
+        if ref in read or spec["outputs"].count(ref) != 1:
+            continue
         node = spec["nodes"][work[0]]
-        axis = const_values(spec, node["inputs"][-1])
-        if ref in read or spec["outputs"].count(ref) != 1 or axis is None \
-                or any(r.startswith("in:") for r in part.inputs) or node["outputs"][0][0] == STRING:
+        if _writer(spec, part, lowerings) is not None and _meta(spec, ref)[1] == 2:
+            found[i] = (spec["outputs"].index(ref), None)
+            continue
+        axis = const_values(spec, node["inputs"][-1]) if node["op"] == "ConcatV2" else None
+        if axis is None or any(r.startswith("in:") for r in part.inputs) or node["outputs"][0][0] == STRING:
             continue
         rank = node["outputs"][0][1]
         axis = int(axis[0])
