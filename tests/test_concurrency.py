@@ -85,7 +85,7 @@ def test_concurrent_callers_run_crowded_and_a_lone_caller_does_not():
     import time
     model = criteo_feature_model(COLUMNS, dim=4)
     fn = tf_blade.optimize(model.serve, bridge="native").signatures["serving_default"]
-    raw = synthetic_batch(4096, COLUMNS, seed=3)
+    raw = synthetic_batch(32768, COLUMNS, seed=3)  # calls long enough to overlap while another process holds a core
     args = [tf.constant(raw[c]) for c in column_names(COLUMNS)]
     want = model.serve(*args)["features"].numpy()
     bridge = native.load()
