@@ -12,6 +12,7 @@ from numba import njit
 
 from .errors import int_text, set_error
 from .gather import _position
+from .prefetch import PREFETCH_IDS, prefetch_row
 
 
 @njit(cache=True, nogil=True)
@@ -32,7 +33,14 @@ def pooled_gather(table, ids, mean, strict, err):
         out[:] = np.nan if mean else 0
         return out
     zero = np.zeros(1, table.dtype)[0]
+    ahead = max(PREFETCH_IDS // k, 1)  # in output rows
+    for r in range(min(ahead, rows)):
+        for j in range(k):
+            prefetch_row(table, ids[r, j])
     for r in range(rows):  # plain 2-D indexing: row views would cost reference counting per row
+        if r + ahead < rows:
+            for j in range(k):
+                prefetch_row(table, ids[r + ahead, j])
         t = ids[r, 0]
         if k == 1:  # TF reduces nothing over a size-1 axis: a copy, -0.0 stays -0.0
             for c in range(width):

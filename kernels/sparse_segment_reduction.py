@@ -9,6 +9,7 @@ import numpy as np
 from numba import njit
 
 from .errors import int_text, set_error
+from .prefetch import PREFETCH_IDS, prefetch_row
 
 SUM, MEAN, SQRTN = 0, 1, 2
 NO_NUM_SEGMENTS = -(1 << 62)  # num_segments for the ops without it (TF reads it as int32, so
@@ -26,10 +27,15 @@ def reduce_runs(data, rows, starts, targets, mode, out):
     acc = np.empty(width, data.dtype)
     tmp = np.empty(width, data.dtype)
     scalar = np.empty(1, data.dtype)  # rounds n and sqrt(n) to the data's precision, as static_cast<T>
+    ahead = starts[0]  # rows before this one have been prefetched (prefetch.py)
+    last = starts[targets.shape[0]]
     for q in range(targets.shape[0]):
         start = starts[q]
         end = starts[q + 1]
         num = end - start
+        while ahead < min(end + PREFETCH_IDS, last):
+            prefetch_row(data, rows[ahead])
+            ahead += 1
         if num == 0:
             continue
         first = rows[start]

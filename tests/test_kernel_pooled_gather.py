@@ -44,3 +44,23 @@ def test_empty_table_and_zero_width():
         for ids in (np.zeros((2, 2), np.int64), np.array([[0, 7]])):  # ResourceGather checks id 7 even at width 0
             assert_matches_tf(*run_kernel(pooled_gather, table, ids, 0, STRICT), *tf_pooled(table, ids, 0),
                               same_message=True)
+
+
+def test_prefetch_of_any_row_never_faults():
+    """kernels/prefetch.py: the lookup kernels ask for rows before checking them; a prefetch
+    of an address far outside the table (or of an empty one) must be harmless."""
+    from numba import njit
+
+    from tf_blade.kernels.prefetch import prefetch_row
+
+    @njit
+    def ask(table, rows):
+        for r in rows:
+            prefetch_row(table, r)
+        return table.sum()
+
+    table = np.arange(12, dtype=np.float32).reshape(3, 4)
+    far = np.array([0, 2, -1, 1 << 40, -(1 << 40), (1 << 62)], np.int64)
+    assert ask(table, far) == 66
+    assert ask(table[:0], far) == 0
+    assert ask(table[:, ::2], far.astype(np.int32)) == 30
