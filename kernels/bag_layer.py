@@ -126,8 +126,8 @@ def _fill_block(b, ids, tstrings, tables, kinds, buckets, modes, layout, out):
 
 @njit(cache=True, nogil=True, parallel=True)
 def _fill_parallel(blocks, ids, tstrings, tables, kinds, buckets, modes, layout, out):
-    for b in prange(blocks):
-        _fill_block(b, ids, tstrings, tables, kinds, buckets, modes, layout, out)
+    for b in prange(blocks):  # prange counts in uint64: one _fill_block compile, not two
+        _fill_block(np.int64(b), ids, tstrings, tables, kinds, buckets, modes, layout, out)
 
 
 @njit(cache=True, nogil=True)

@@ -3,6 +3,7 @@ import numpy as np
 from numba import njit
 
 from .errors import int_text, set_error
+from .prefetch import PREFETCH_IDS, prefetch_row
 
 
 @njit(cache=True, nogil=True)
@@ -60,9 +61,13 @@ def gather(params, ids, axis, batch_dims, strict, err):
             set_error(err, "indices" + _position(ids.shape, j) + " = " + int_text(k) + " is not in [0, " + str(n) + ")")
             return out[:0], shape
     src = p.reshape((batch, outer, n, inner))
+    rows = p.reshape((batch * outer * n, inner))  # the same rows, for prefetching
     for b in range(batch):  # explicit scalar loops: Numba slice assignment costs ~10 ns a call
         for o in range(outer):
+            first = (b * outer + o) * n
             for j in range(m):
+                if j + PREFETCH_IDS < m:
+                    prefetch_row(rows, first + flat_ids[b * m + j + PREFETCH_IDS])
                 row = flat_ids[b * m + j]
                 for c in range(inner):
                     out[b, o, j, c] = src[b, o, row, c]
