@@ -1,20 +1,60 @@
 """Sum / Prod / Max / Min / Mean / Any / All over the last axis of a [rows, n] view.
 
 The lowering transposes the reduced axes to the end, so every reduction is a row reduction here.
-Integers wrap as TF's do (the accumulator keeps the input's dtype). Float sums run in row order,
-which differs from Eigen's vectorised tree order in the last bits (a float reduction's stated
-tolerance); Max/Min propagate NaN as TF's CPU kernels do.
+Integers wrap as TF's do (the accumulator keeps the input's dtype). Max/Min propagate NaN as TF's
+CPU kernels do.
+
+Float sums (and means, a sum divided once) over a tensor's innermost axes add in the order of
+TF's Eigen reduction (InnerMostDimReducer with AVX packets: ``lanes`` 8 float32 or 4 float64), so
+the bits equal TF's: blocks of 4 packets go to 4 packet accumulators, which are then added into
+the first; the remaining whole packets go to the first; the leftover scalars are summed apart;
+the result is those scalars plus the first accumulator's lanes, added halves to halves. Rows
+longer than ``lanes * EIGEN_LEAF`` (where Eigen splits the row into a tree at packet-aligned
+points of the whole tensor) and other reductions add left to right, which differs from TF's
+order in the last bits (a float reduction's stated tolerance).
 """
 import numpy as np
 from numba import njit
 
 
+EIGEN_LEAF = 1024  # Eigen's LeafSize for float and double: longer rows are split into a tree
+
+
 @njit(cache=True, nogil=True)
-def reduce_sum(x):
+def reduce_sum(x, lanes):
+    """Row sums; ``lanes`` > 0: in TF's Eigen order for that packet width (module doc)."""
     out = np.zeros(x.shape[0], x.dtype)
-    if x.shape[1] == 1:  # TF reduces nothing over size-1 axes: a copy, -0.0 stays -0.0
+    n = x.shape[1]
+    if n == 1:  # TF reduces nothing over size-1 axes: a copy, -0.0 stays -0.0
         for i in range(x.shape[0]):
             out[i] = x[i, 0]
+        return out
+    if lanes > 0 and n <= lanes * EIGEN_LEAF:  # one loop nest: a helper per row costs refcounts
+        acc = np.zeros((4, lanes), x.dtype)
+        block = 4 * lanes
+        blocks_end = (n // block) * block
+        packets_end = (n // lanes) * lanes
+        for i in range(x.shape[0]):
+            acc[:] = 0
+            for j in range(0, blocks_end, block):
+                for a in range(4):
+                    for k in range(lanes):
+                        acc[a, k] += x[i, j + a * lanes + k]
+            for a in range(1, 4):
+                for k in range(lanes):
+                    acc[0, k] += acc[a, k]
+            for j in range(blocks_end, packets_end, lanes):
+                for k in range(lanes):
+                    acc[0, k] += x[i, j + k]
+            rest = out[i]
+            for j in range(packets_end, n):
+                rest += x[i, j]
+            half = lanes // 2
+            while half > 0:  # the packet's horizontal sum: halves added to halves
+                for k in range(half):
+                    acc[0, k] += acc[0, k + half]
+                half //= 2
+            out[i] = rest + acc[0, 0]
         return out
     for i in range(x.shape[0]):
         acc = out[i]
@@ -62,13 +102,13 @@ def reduce_min(x, highest):
 
 
 @njit(cache=True, nogil=True)
-def reduce_mean(x, is_float):
-    """Float: sum / n (an empty row is NaN, TF's 0/0). Integer: the sum in int64 (TF's mean of
+def reduce_mean(x, is_float, lanes):
+    """Float: sum / n (an empty row is NaN, TF's 0/0), the sum as reduce_sum's. Integer: the sum in int64 (TF's mean of
     int32 does not wrap) divided by n, truncating toward zero as C++ does; an empty row gives 0."""
     n = x.shape[1]
     out = np.zeros(x.shape[0], x.dtype)
     if is_float:
-        sums = reduce_sum(x)
+        sums = reduce_sum(x, lanes)
         for i in range(sums.shape[0]):
             # in float64, rounded once: the same as float32's own division
             out[i] = sums[i] / n if n > 0 else np.nan

@@ -1,6 +1,7 @@
 """kernels/reduce.py row reductions against tf.raw_ops Sum/Prod/Max/Min/Mean/Any/All over the
-last axis: integers bit-exact (wrap-around included), floats within 1e-6 relative (row-order sum
-against Eigen's tree), NaN propagation, empty rows."""
+last axis: integers bit-exact (wrap-around included), float sums and means bit-exact too (Eigen's
+packet order) up to Eigen's leaf size, within 1e-6 of sum(|x|) past it, float products within
+1e-6 relative, NaN propagation, empty rows; and the lowering's choice of order, end to end."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -8,6 +9,7 @@ import tensorflow as tf
 from tf_blade.kernels import reduce as k
 
 F32_EPS = dict(rtol=1e-6, atol=1e-6)
+LANES = {np.dtype(np.float32): 8, np.dtype(np.float64): 4}  # what the lowering passes (AVX packets)
 
 
 def tf_reduce(op, x):
@@ -23,8 +25,11 @@ def kernel_reduce(op, x):
             info = np.iinfo(x.dtype)
             bound = x.dtype.type(info.min if op == "Max" else info.max)
         return getattr(k, f"reduce_{op.lower()}")(x, bound)
+    lanes = LANES.get(x.dtype, 0)
     if op == "Mean":
-        return k.reduce_mean(x, x.dtype.kind == "f")
+        return k.reduce_mean(x, x.dtype.kind == "f", lanes)
+    if op == "Sum":
+        return k.reduce_sum(x, lanes)
     return getattr(k, f"reduce_{op.lower()}")(x)
 
 
@@ -44,7 +49,7 @@ def test_numeric_reductions(rng, op, dtype):
                 x.flat[rng.integers(0, x.size)] = rng.choice([info.min, info.max])
         want, got = tf_reduce(op, x), kernel_reduce(op, x)
         assert got.dtype == want.dtype and got.shape == want.shape
-        if x.dtype.kind == "f":
+        if x.dtype.kind == "f" and op == "Prod":
             np.testing.assert_allclose(got, want, **F32_EPS)
         else:
             np.testing.assert_array_equal(got, want)
@@ -57,11 +62,25 @@ def test_logical_reductions(rng, op):
         np.testing.assert_array_equal(kernel_reduce(op, x), tf_reduce(op, x))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_sums_add_in_tfs_order(rng, dtype):
+    """Every path of the packet order: rows shorter than a packet, whole packets, blocks of four
+    with and without packets and scalars left over, up to the longest row Eigen keeps whole."""
+    lanes = LANES[np.dtype(dtype)]
+    lengths = sorted({*range(0, 4 * lanes + 3), 63, 64, 65, 100, 257, 1000, 4 * lanes * 37 + lanes + 3,
+                      lanes * k.EIGEN_LEAF - 1, lanes * k.EIGEN_LEAF})
+    for n in lengths:
+        rows = int(rng.integers(1, 5))
+        x = (rng.standard_normal((rows, n)) * 10.0 ** rng.uniform(-3, 3, (rows, n))).astype(dtype)
+        for op in ("Sum", "Mean"):
+            np.testing.assert_array_equal(kernel_reduce(op, x), tf_reduce(op, x), err_msg=f"{op} over {n}")
+
+
 def test_long_float_sum_stays_within_tolerance(rng):
-    # Summation error scales with the terms, not the result (a sum near 0 has cancelled): within
-    # 1e-6 of sum(|x|). TF adds in vectorised blocks, the kernel in sequence; an absolute bound
-    # of 1e-4 failed on a random draw (1.9e-4 off on a sum of -4.35 over 5000 terms).
-    x = rng.standard_normal((4, 5000)).astype(np.float32)
+    # Past Eigen's leaf size TF splits a row into a tree at packet-aligned points of the whole
+    # tensor; the kernel adds those rows in sequence. Summation error scales with the terms, not
+    # the result (a sum near 0 has cancelled): within 1e-6 of sum(|x|).
+    x = rng.standard_normal((4, 8 * k.EIGEN_LEAF + 1000)).astype(np.float32)
     scale = np.abs(x).astype(np.float64).sum(axis=1)
     assert np.all(np.abs(kernel_reduce("Sum", x) - tf_reduce("Sum", x)) <= 1e-6 * scale)
 
@@ -73,3 +92,32 @@ def test_signed_zeros_as_tf_keeps_them(op):
         x = np.full((2, n), -0.0, np.float32)
         want, got = tf_reduce(op, x), kernel_reduce(op, x)
         np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+R = tf.raw_ops
+
+
+@tf.function(input_signature=[tf.TensorSpec([None, 26], tf.float32), tf.TensorSpec([None, 3, 40], tf.float64)])
+def _reductions(x, y):
+    return {"sum_last": R.Sum(input=x, axis=[1], keep_dims=True),
+            "mean_last_two": R.Mean(input=y, axis=[-1, -2]),
+            "sum_first": R.Sum(input=x, axis=[0])}
+
+
+def test_lowering_sums_innermost_axes_in_tfs_order(rng):
+    """Sums over a tensor's innermost axes (the wide part of wide & deep: a [batch, 26] layer
+    summed per row) give TF's bits; a sum over the first axis, which TF runs another way, stays
+    within tolerance."""
+    import tf_blade
+    from conftest import op_counts
+
+    fused = tf_blade.optimize(_reductions, bridge="native", min_cluster_size=1).signatures["serving_default"]
+    assert op_counts(fused).get("BladeFusedCall", 0) >= 1 and "Sum" not in op_counts(fused)
+    for batch in (1, 7, 300):
+        x = (rng.standard_normal((batch, 26)) * 10).astype(np.float32)
+        y = rng.standard_normal((batch, 3, 40))
+        want, got = _reductions(x, y), fused(x=tf.constant(x), y=tf.constant(y))
+        for key in ("sum_last", "mean_last_two"):
+            np.testing.assert_array_equal(got[key].numpy(), want[key].numpy(), err_msg=key)
+        scale = np.abs(x).astype(np.float64).sum(axis=0)
+        assert np.all(np.abs(got["sum_first"].numpy() - want["sum_first"].numpy()) <= 1e-6 * scale + 1e-30)

@@ -23,10 +23,16 @@ def _axes(node, graph):
     return sorted(a for a in axes if a < rank)
 
 
-def _extra(op, dtype):
+# Lanes of the AVX packets TF's Eigen sums with (kernels/reduce.py), by dtype.
+_EIGEN_LANES = {"float32": 8, "float64": 4}
+
+
+def _extra(op, dtype, lanes):
     """The arguments some reductions take beyond the data."""
+    if op == "Sum":
+        return f", {lanes}"
     if op == "Mean":
-        return f", {dtype.startswith('float')}"
+        return f", {dtype.startswith('float')}, {lanes}"
     if op in ("Max", "Min"):
         sign = "-" if op == "Max" else ""
         if dtype.startswith("float"):
@@ -63,8 +69,11 @@ class ReduceLowering(Lowering):
         else:
             em.line(f"{view} = np.ascontiguousarray({x.var})")
         size = lambda dims: " * ".join(f"{x.var}.shape[{d}]" for d in dims) or "1"
+        # TF sums over a tensor's innermost axes (other axes kept) in Eigen's packet order
+        innermost = kept and reduced == list(range(len(kept), rank))
+        lanes = _EIGEN_LANES.get(x.dtype, 0) if innermost else 0
         rows = em.tmp()
-        em.line(f"{rows} = {em.kernel('reduce', _KERNEL[node.op])}({view}.reshape(({size(kept)}, {size(reduced)})){_extra(node.op, x.dtype)})")
+        em.line(f"{rows} = {em.kernel('reduce', _KERNEL[node.op])}({view}.reshape(({size(kept)}, {size(reduced)})){_extra(node.op, x.dtype, lanes)})")
         keep_dims = node.attrs.get("keep_dims", False)
         dims = [("1" if d in reduced else f"{x.var}.shape[{d}]") for d in range(rank)
                 if keep_dims or d not in reduced]
