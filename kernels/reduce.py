@@ -5,13 +5,14 @@ Integers wrap as TF's do (the accumulator keeps the input's dtype). Max/Min prop
 CPU kernels do.
 
 Float sums (and means, a sum divided once) over a tensor's innermost axes add in the order of
-TF's Eigen reduction (InnerMostDimReducer with AVX packets: ``lanes`` 8 float32 or 4 float64), so
-the bits equal TF's: blocks of 4 packets go to 4 packet accumulators, which are then added into
-the first; the remaining whole packets go to the first; the leftover scalars are summed apart;
-the result is those scalars plus the first accumulator's lanes, added halves to halves. Rows
-longer than ``lanes * EIGEN_LEAF`` (where Eigen splits the row into a tree at packet-aligned
-points of the whole tensor) and other reductions add left to right, which differs from TF's
-order in the last bits (a float reduction's stated tolerance).
+TF's Eigen reduction (InnerMostDimReducer with the AVX packets of TF's x86-64 wheels: ``lanes``
+8 float32 or 4 float64), so the bits equal TF's. Blocks of 4 packets go to 4 packet
+accumulators, which are then added into the first; the remaining whole packets go to the
+first; the leftover scalars are summed apart; the result is those scalars plus the first
+accumulator's lanes, added halves to halves. Rows longer than ``lanes * EIGEN_LEAF`` (where
+Eigen splits a row into a tree at packet-aligned points of the whole tensor) and other
+reductions add left to right, which differs from TF's order in the last bits (a float
+reduction's stated tolerance).
 """
 import numpy as np
 from numba import njit

@@ -3,6 +3,8 @@
 The reduced axes move to the end (a transpose, skipped when they already are), the input is
 viewed as [kept, reduced] and kernels/reduce.py reduces each row. Axes out of range or repeated
 leave the node to TF, which raises its own error at run time."""
+import platform
+
 import numpy as np
 
 from ..dtypes import MAIN_NUMERIC
@@ -23,8 +25,9 @@ def _axes(node, graph):
     return sorted(a for a in axes if a < rank)
 
 
-# Lanes of the AVX packets TF's Eigen sums with (kernels/reduce.py), by dtype.
-_EIGEN_LANES = {"float32": 8, "float64": 4}
+# Lanes of the AVX packets TF's x86-64 wheels sum with (kernels/reduce.py), by dtype. Elsewhere
+# (another packet width, unmeasured) sums add left to right, within the stated tolerance.
+EIGEN_LANES = {"float32": 8, "float64": 4} if platform.machine().lower() in ("x86_64", "amd64") else {}
 
 
 def _extra(op, dtype, lanes):
@@ -71,7 +74,7 @@ class ReduceLowering(Lowering):
         size = lambda dims: " * ".join(f"{x.var}.shape[{d}]" for d in dims) or "1"
         # TF sums over a tensor's innermost axes (other axes kept) in Eigen's packet order
         innermost = kept and reduced == list(range(len(kept), rank))
-        lanes = _EIGEN_LANES.get(x.dtype, 0) if innermost else 0
+        lanes = EIGEN_LANES.get(x.dtype, 0) if innermost else 0
         rows = em.tmp()
         em.line(f"{rows} = {em.kernel('reduce', _KERNEL[node.op])}({view}.reshape(({size(kept)}, {size(reduced)})){_extra(node.op, x.dtype, lanes)})")
         keep_dims = node.attrs.get("keep_dims", False)
