@@ -13,13 +13,16 @@ Columns arrive as typed Lists (one compile per dtype signature, whatever the num
 bag.
 """
 import numpy as np
-from numba import njit, prange
+from numba import carray, njit, prange
+from numba.typed import List
 
+from ..runtime.abi import MAX_RANK, ptr_from_int
 from .concat import mismatch
 from .errors import set_error
 from .shape_ops import resolve_reshape
 from .sparse_segment_reduction import reduce_runs
 from .string_bag import bag_rows, flat_string_bag, hash_rows
+from .strings import TSTRING_BYTES
 
 BLOCK = 128 # rows per task: a block's ids and sums stay in L1 while its columns are pooled
 ROWS, INNER, WIDTH, OUT_WIDTH, COLUMN = range(5)  # a column's entries in ``plan``'s layout
@@ -43,6 +46,42 @@ def _vector(program, at, in_shape, table, vectors):
         kind, value = program[at + 1 + 2 * i], program[at + 2 + 2 * i]
         out[i] = value if kind == CONST else (in_shape[value] if kind == STRINGS_DIM else table.shape[value])
     return out, at + 1 + 2 * n
+
+
+@njit(cache=True, nogil=True)
+def columns_from_inputs(ptrs, shapes, columns, like):
+    """plan's column lists (ids, in_shapes, tstrings, tables, vectors) and the elements the layer
+    reads (tables of DENSE columns counted), straight from the native op's input pointers and
+    shapes (runtime/abi.py) when every input of the layer is an input of the op. One loop turn a
+    column: generated code that appended each column to the lists compiled for seconds a model.
+    ``columns[c]``: (its strings' input or -1 for a DENSE column, their rank, its table's input);
+    ``like``: an array of the tables' dtype."""
+    ids = List()  # one per line: Numba types an unpacked tuple of them as List[undefined]
+    in_shapes = List()
+    tstrings = List()
+    tables = List()
+    vectors = List()
+    elements = 0
+    for c in range(columns.shape[0]):
+        s, rank, t = columns[c, 0], columns[c, 1], columns[c, 2]
+        rows, width = shapes[t * MAX_RANK], shapes[t * MAX_RANK + 1]
+        tables.append(carray(ptr_from_int(ptrs[2 * t], like.dtype), (rows, width)))
+        if s < 0:
+            ids.append(np.zeros(0, np.int64))
+            in_shapes.append(np.zeros(2, np.int64))
+            tstrings.append(np.zeros(0, np.uint8))
+            elements += rows * width
+            continue
+        shape = shapes[s * MAX_RANK:s * MAX_RANK + rank].copy()
+        n = 1
+        for d in shape:
+            n *= d
+        ids.append(np.arange(n))
+        in_shapes.append(shape)
+        tstrings.append(carray(ptr_from_int(ptrs[2 * s], np.uint8), (n * TSTRING_BYTES,)))
+        elements += n
+    vectors.append(np.zeros(0, np.int64))  # never read: gives the list its type
+    return ids, in_shapes, tstrings, tables, vectors, elements
 
 
 @njit(cache=True, nogil=True)

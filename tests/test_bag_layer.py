@@ -12,7 +12,7 @@ import tf_blade
 from conftest import running_nodes
 from test_string_bag import POOL
 from tf_blade.feature_column import SPEC_REWRITES
-from tf_blade.examples import column_names, criteo_feature_model, synthetic_batch
+from tf_blade.examples import column_names, criteo_feature_model, criteo_wdl_model, synthetic_batch
 from tf_blade.kernels import bag_layer
 from tf_blade.kernels.errors import error_text, new_error_buffer
 from tf_blade.kernels.string_bag import string_bag
@@ -32,12 +32,26 @@ def layer_model(request):
     return stock, optimized
 
 
-def test_native_entry_fills_the_layer_in_place():
+def test_native_entry_plans_a_layer_of_op_inputs_from_their_pointers():
+    # Every input of criteo-fc's layer is an input of the op: the entry builds its column lists
+    # in one library loop, with no per-model code per column and no pieces() to call.
     from tf_blade.codegen.generate import generate
     spec = json.loads(_cluster(criteo_feature_model(2, dim=4))["cluster"].s.decode())
+    source, _ = generate(spec)
+    entry = source[source.index("def entry("):]
+    assert "columns_from_inputs(" in entry and ".plan(" in entry and "pieces(" not in entry
+    assert "fill_into(" not in entry and "carray(ptr_from_int(in_ptrs" not in entry
+
+
+def test_native_entry_fills_a_layer_of_computed_columns_in_place():
+    # wide & deep's layer reads numeric columns made inside the op: its pieces come from pieces()
+    # and the template plans and fills it.
+    from tf_blade.codegen.generate import generate
+    spec = json.loads(_cluster(criteo_wdl_model(3, 2, dim=4, hidden=(8,)))["cluster"].s.decode())
     source, templates = generate(spec)
     entry = source[source.index("def entry("):]
     assert ".plan(" in entry and ".fill_into(" in entry and "pieces(" in entry
+    assert "columns_from_inputs(" not in entry
     assert any("def fill_into(plan, out):" in t for t in templates.values())
 
 

@@ -191,9 +191,18 @@ def generate(spec: dict):
                     at += 1
     fail = _fail_tuple(spec, spec["outputs"])
     returns = "".join(f"{values[ref].var}, " for ref in spec["outputs"])
+    runs_parts = bool(lines)  # (before ``wide`` joins them)
     if any(name.startswith("tf_blade_group_") for name in templates) or any(_is_parallel(spec, p, lowerings) for p in parts):
         data = [f"a{i}.size" for i, inp in enumerate(spec["inputs"]) if not inp.get("read_variable")] or ["0"]
         lines.insert(0, f"wide = solo and {' + '.join(data)} >= {PARALLEL_MIN_ELEMENTS}")
+    direct = {pos: _direct_writer(spec, parts[i], lowerings) for i, (pos, axis) in deferred.items()
+              if axis is None and _direct_writer(spec, parts[i], lowerings) is not None}
+    # Every output planned from the op's inputs and nothing else to run: no pieces to call.
+    needs_pieces = runs_parts or len(direct) < len(spec["outputs"])
+    entry = _native_entry(spec, out_meta, {pos: (axis, spec["nodes"][parts[i].nodes[-1]]["name"], template_of[parts[i].key],
+                                                 sum(len(_vars(values[r])) for r in parts[i].inputs),
+                                                 _is_parallel(spec, parts[i], lowerings))
+                                           for i, (pos, axis) in deferred.items()}, direct, needs_pieces, em)
     src = _header(em) + [f"import {name}" for name in sorted(templates)] + [
         "", "", "@njit(cache=True, nogil=True)", f"def body({', '.join(params + ['solo', 'err'])}):"]
     src += _with_fail(lines + last_lines, fail) + [f"    return ({returns})", ""]
@@ -203,7 +212,10 @@ def generate(spec: dict):
         piece_out, piece_fail = [], []
         for k, ref in enumerate(spec["outputs"]):
             part = next((parts[i] for i, (pos, _) in deferred.items() if pos == k), None)
-            if part is None:
+            if k in direct:  # planned in the entry from the op's inputs
+                piece_out.append("0")
+                piece_fail.append("0")
+            elif part is None:
                 piece_out.append(values[ref].var)
                 piece_fail.append(_empty(*_meta(spec, ref)))
             else:
@@ -215,10 +227,7 @@ def generate(spec: dict):
         src += ["", "@njit(cache=True, nogil=True)", f"def pieces({', '.join(params + ['solo', 'err'])}):"]
         src += _with_fail(lines, "(" + "".join(f + ", " for f in piece_fail) + ")")
         src += [f"    return ({''.join(p + ', ' for p in piece_out)})", ""]
-    src += _native_entry(spec, out_meta, {pos: (axis, spec["nodes"][parts[i].nodes[-1]]["name"], template_of[parts[i].key],
-                                                sum(len(_vars(values[r])) for r in parts[i].inputs),
-                                                _is_parallel(spec, parts[i], lowerings))
-                                          for i, (pos, axis) in deferred.items()})
+    src += entry
     return "\n".join(src), templates
 
 
@@ -246,6 +255,20 @@ def _writer(spec, part: Part, lowerings):
     if len(work) == 1 and hasattr(lowerings[spec["nodes"][work[0]]["op"]], "emit_plan"):
         return work[0]
     return None
+
+
+def _direct_writer(spec, part: Part, lowerings):
+    """(writer node, its inputs' cluster input indices) when the native entry can plan and fill
+    the writer of ``part`` from the op's own inputs (its lowering's ``emit_direct``), else None."""
+    writer = _writer(spec, part, lowerings)
+    if writer is None:
+        return None
+    raw = spec["nodes"][writer]
+    low = lowerings[raw["op"]]
+    inputs = [int(r[3:]) if r.startswith("in:") else None for r in raw["inputs"]]
+    if not hasattr(low, "emit_direct") or not low.reads_inputs_only(SpecNode(raw), inputs):
+        return None
+    return raw, inputs
 
 
 def _deferred_outputs(spec, parts: List[Part], lowerings) -> Dict[int, tuple]:
@@ -345,11 +368,13 @@ def _group_module(template: str, n_args: int, fail: str):
     return "tf_blade_group_" + hashlib.sha256(source.encode()).hexdigest()[:16], source
 
 
-def _native_entry(spec, out_meta, deferred) -> List[str]:
+def _native_entry(spec, out_meta, deferred, direct, needs_pieces, em) -> List[str]:
     """The C-callable wrapper: raw pointers -> arrays, body(), outputs into TF-allocated tensors.
     ``deferred``: {output position: (axis, node name, template, number of piece values, whether
     the template takes ``wide``)} of outputs concatenated (axis) or planned and filled (axis
-    None) here, in place."""
+    None) here, in place; ``direct``: {output position: (writer node, its inputs' cluster input
+    indices)} of those planned from the op's input pointers themselves (no arrays, no pieces).
+    ``em``: the cluster module's, for the constants and kernels of those."""
     lines = [
         "",
         "from numba import carray, cfunc",
@@ -362,7 +387,7 @@ def _native_entry(spec, out_meta, deferred) -> List[str]:
         "    err = carray(errbuf, (1024,))",
     ]
     args = []
-    for i, inp in enumerate(spec["inputs"]):
+    for i, inp in enumerate(spec["inputs"] if needs_pieces else ()):
         rank = inp["rank"]
         dims = [f"in_shapes[{i} * MAX_RANK + {d}]" for d in range(rank)] or ["1"]
         shape = "(" + ", ".join(dims) + ",)"
@@ -383,13 +408,29 @@ def _native_entry(spec, out_meta, deferred) -> List[str]:
         # The native op says in the spare last pointer slot whether other calls run (or ran
         # alongside one lately): then this one keeps to its thread, the cores are busy already.
         f"    solo = in_ptrs[{2 * len(spec['inputs'])}] == 0",
-        f"    outs = {'pieces' if deferred else 'body'}({', '.join(args + ['solo', 'err'])})",
-        "    if err[0] != 0:",
-        "        return 1",
-        "    dims = np.empty(MAX_RANK, np.int64)",
     ]
+    if needs_pieces:
+        lines += [f"    outs = {'pieces' if deferred else 'body'}({', '.join(args + ['solo', 'err'])})",
+                  "    if err[0] != 0:",
+                  "        return 1"]
+    lines.append("    dims = np.empty(MAX_RANK, np.int64)")
     for k, (dtype, rank) in enumerate(out_meta):
-        if k in deferred and deferred[k][0] is None:  # a writer: planned, then filled in TF's buffer
+        if k in direct:  # a writer reading only the op's inputs: planned from their pointers here
+            raw, inputs = direct[k]
+            node, low = SpecNode(raw), load_all()[raw["op"]]
+            em.lines = []
+            plan, rows, width = low.emit_direct(node, inputs, [inp["rank"] for inp in spec["inputs"]], dtype,
+                                                PARALLEL_MIN_ELEMENTS, em)
+            lines += ["    " + line for line in em.lines]
+            lines += ["    if err[0] != 0:",
+                      f"        {add_context_call(deferred[k][1])}",
+                      "        return 1"]
+            dims = [rows, width]
+            nonempty = f"{rows} * {width} > 0"
+            em.lines = []
+            low.emit_fill(node, plan, f"carray(ptr_from_int(addr, np.{dtype}), ({rows}, {width}))", em)
+            (fill,) = em.lines
+        elif k in deferred and deferred[k][0] is None:  # a writer: planned, then filled in TF's buffer
             _, name, template, n_args, takes_wide = deferred[k]
             args = [f"outs[{k}][{j}]" for j in range(n_args)] + ([f"outs[{len(out_meta)}]"] if takes_wide else [])
             lines += [f"    plan{k} = {template}.plan({', '.join(args + ['err'])})",

@@ -3,6 +3,7 @@ import numpy as np
 
 from ..registry import Lowering, lowering
 from ...kernels.bag_layer import BAG
+from ...runtime.abi import MAX_RANK
 from ...runtime.threads import parallel_enabled
 
 
@@ -37,11 +38,41 @@ class StringBagLayerLowering(Lowering):
         for v in vectors:
             em.line(f"{vecs}.append({v.var}.astype(np.int64))")
         em.line(f"{vecs}.append(np.zeros(0, np.int64))  # never read: gives the list its type")
+        return self._plan(node, (ids, shapes, raw, tabs, vecs), "wide", em, check)
+
+    def _plan(self, node, lists, wide, em, check):
+        ids, shapes, raw, tabs, vecs = lists
         kind, buckets, modes, n_targets, program = (em.const(np.array(node.attrs[a], np.int64))
                                                     for a in ("kind", "num_buckets", "mode", "n_targets", "program"))
         layout, rows, width, _ = em.call(4, f"{em.kernel('bag_layer', 'plan')}({ids}, {shapes}, {raw}, {tabs}, {kind}, "
                                             f"{buckets}, {modes}, {n_targets}, {program}, {vecs}, err)", check)
-        return [ids, raw, tabs, kind, buckets, modes, layout] + (["wide"] if parallel_enabled() else []), rows, width
+        return [ids, raw, tabs, kind, buckets, modes, layout] + ([wide] if parallel_enabled() else []), rows, width
+
+    @staticmethod
+    def reads_inputs_only(node, inputs):
+        """Whether ``emit_direct`` can plan this layer: ``inputs`` (its inputs' cluster input
+        indices, None where another op makes one) are all the op's own inputs, with no runtime
+        shape vectors."""
+        return None not in inputs and len(inputs) == node.attrs["kind"].count(BAG) + len(node.attrs["kind"])
+
+    def emit_direct(self, node, inputs, ranks, dtype, min_elements, em):
+        """emit_plan for the native entry when ``reads_inputs_only``: the column lists come from the
+        op's input pointers (``in_ptrs``, ``in_shapes``) in one library loop; it runs wide when the
+        entry's ``solo`` and it reads ``min_elements`` or more. The caller checks ``err``."""
+        kinds = node.attrs["kind"]
+        strings = iter(inputs[:kinds.count(BAG)])
+        columns = []
+        for kind, table in zip(kinds, inputs[kinds.count(BAG):]):
+            s = next(strings) if kind == BAG else -1
+            columns.append([s, ranks[s] if s >= 0 else 0, table])
+        lists = [em.tmp(h) for h in ("ids", "shapes", "raw", "tabs", "vecs")]
+        elements = em.tmp("elements")
+        em.line(f"{', '.join(lists)}, {elements} = {em.kernel('bag_layer', 'columns_from_inputs')}("
+                f"carray(in_ptrs, ({2 * len(ranks) + 1},)), carray(in_shapes, ({MAX_RANK * len(ranks)},)), "
+                f"{em.const(np.array(columns, np.int64).reshape(-1, 3))}, np.zeros(0, np.{dtype}))")
+        wide = em.tmp("wide")
+        em.line(f"{wide} = solo and {elements} >= {min_elements}")
+        return self._plan(node, lists, wide, em, False)
 
     def emit_fill(self, node, plan, out, em):
         """Fills ``out`` (the planned [rows, width]) from ``plan``."""
