@@ -25,7 +25,7 @@ setup(
         "numba>=0.68",
         "numpy",
         "tf2onnx",
-        # Numba's TBB threading layer runs a layer's columns in parallel (tf_blade/runtime/threads.py)
+        # Numba's TBB threading layer runs groups of column parts in parallel (tf_blade/runtime/threads.py)
         "tbb>=2021.6; platform_system == 'Linux' and platform_machine == 'x86_64'",
     ],
     extras_require={"test": ["pytest", "pytest-xdist", "hypothesis"],

@@ -4,7 +4,7 @@ For column c (feature_column/bag_layer.py), ``ConcatV2(Reshape*(_BladeStringBag(
 table_c)), axis=1)`` is computed straight into the layer's output: ``plan`` checks every shape
 the way the bags, Reshapes and ConcatV2 would (same messages, column by column), then ``fill``
 hashes and pools blocks of rows, every column of a block in turn, the blocks in parallel. No
-per-column arrays, no concat, one TBB launch for the whole layer.
+per-column arrays, no concat, one parallel launch (on TF's intra-op threads) for the whole layer.
 
 Columns arrive as typed Lists (one compile per dtype signature, whatever the number of columns):
 ``ids`` (S's string ids, flat), ``in_shapes`` (S's shape), ``tstrings`` (kernels/strings.py) and
@@ -13,12 +13,14 @@ Columns arrive as typed Lists (one compile per dtype signature, whatever the num
 bag.
 """
 import numpy as np
-from numba import carray, njit, prange
+from numba import carray, cfunc, njit, types
+from numba.extending import overload
 from numba.typed import List
 
 from ..runtime.abi import MAX_RANK, ptr_from_int
 from .concat import mismatch
 from .errors import set_error
+from .parallel import args_reader, cell_reader, run_blocks, task_cell
 from .shape_ops import resolve_reshape
 from .sparse_segment_reduction import reduce_runs
 from .string_bag import bag_rows, flat_string_bag, hash_rows
@@ -163,12 +165,6 @@ def _fill_block(b, ids, tstrings, tables, kinds, buckets, modes, layout, out):
                     out[f // out_width, column + f % out_width] = acc[i, j]
 
 
-@njit(cache=True, nogil=True, parallel=True)
-def _fill_parallel(blocks, ids, tstrings, tables, kinds, buckets, modes, layout, out):
-    for b in prange(blocks):  # prange counts in uint64: one _fill_block compile, not two
-        _fill_block(np.int64(b), ids, tstrings, tables, kinds, buckets, modes, layout, out)
-
-
 @njit(cache=True, nogil=True)
 def _blocks(layout):
     return (np.max(layout[:, ROWS]) + BLOCK - 1) // BLOCK if layout.shape[0] > 0 else 0
@@ -184,9 +180,63 @@ def fill(ids, tstrings, tables, kinds, buckets, modes, layout, out):
 
 @njit(cache=True, nogil=True)
 def fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout, out, wide):
-    """``fill``, its blocks on every core when ``wide``. Only when Numba's TBB layer runs
-    (tf_blade/runtime/threads.py): parallel code cannot even be linked without it."""
-    if wide and out.size > 0:
-        _fill_parallel(_blocks(layout), ids, tstrings, tables, kinds, buckets, modes, layout, out)
-    else:
-        fill(ids, tstrings, tables, kinds, buckets, modes, layout, out)
+    """``fill``, its blocks on the op's intra-op threads when ``wide`` (kernels/parallel.py) and
+    the blocks task of the layer's dtype is compiled (``compile_blocks``)."""
+    # Copies: the task reads plain arrays (constants are read-only ones), and so does ``fill``,
+    # so both run the same _fill_block.
+    args = (ids, tstrings, tables, kinds.copy(), buckets.copy(), modes.copy(), layout, out)
+    blocks = _blocks(layout)
+    if wide and out.size > 0 and blocks > 1 and run_blocks(_blocks_address(args), blocks, args):
+        return
+    fill(*args)
+
+
+# The blocks task of each dtype: a cfunc over fill_wide's argument tuple.
+def _args_type(dtype):
+    ints = types.Array(types.int64, 1, "C")
+    return types.Tuple((types.ListType(ints), types.ListType(types.Array(types.uint8, 1, "C")),
+                        types.ListType(types.Array(dtype, 2, "C")), ints, ints, ints,
+                        types.Array(types.int64, 2, "C"), types.Array(dtype, 2, "C")))
+
+
+_ARGS = {"float32": _args_type(types.float32), "float64": _args_type(types.float64)}
+_SYMBOLS = {name: f"tf_blade_layer_blocks_{name}" for name in _ARGS}
+_ADDRESS = {name: cell_reader(symbol) for name, symbol in _SYMBOLS.items()}
+_read_float32, _read_float64 = args_reader(_ARGS["float32"]), args_reader(_ARGS["float64"])
+
+
+def _blocks_float32(arg, begin, end):
+    args = _read_float32(arg)
+    for b in range(begin, end):
+        _fill_block(b, *args)
+
+
+def _blocks_float64(arg, begin, end):
+    args = _read_float64(arg)
+    for b in range(begin, end):
+        _fill_block(b, *args)
+
+
+_TASKS = {"float32": _blocks_float32, "float64": _blocks_float64}
+_compiled = {}
+
+
+def compile_blocks(dtype: str):
+    """Compiles (or loads from Numba's cache) the blocks task of layers of ``dtype`` and gives
+    kernels its address; other dtypes fill on one thread."""
+    if dtype in _TASKS and dtype not in _compiled:
+        _compiled[dtype] = cfunc(types.void(types.voidptr, types.int64, types.int64), cache=True, nogil=True)(_TASKS[dtype])
+        task_cell(_SYMBOLS[dtype]).value = _compiled[dtype].address
+
+
+def _blocks_address(args):
+    """The address of the blocks task for fill_wide's ``args`` (0: none; fill on this thread)."""
+
+
+@overload(_blocks_address)
+def _blocks_address_impl(args):
+    for name, args_type in _ARGS.items():
+        if args == args_type:
+            read = _ADDRESS[name]
+            return lambda args: read()
+    return lambda args: np.int64(0)

@@ -26,7 +26,10 @@
 #include "tensorflow/core/framework/resource_var.h"
 #include "tensorflow/core/framework/shape_inference.h"
 #include "tensorflow/core/framework/tensor_shape.h"
+#include "tensorflow/core/platform/cpu_info.h"
+#include "tensorflow/core/platform/env.h"
 #include "tensorflow/core/platform/logging.h"
+#include "tensorflow/core/platform/threadpool.h"
 
 using namespace tensorflow;
 
@@ -136,9 +139,43 @@ struct CallCtx {
   }
 };
 
+// The intra-op pool of the op running on this thread (set around the kernel's call), on which
+// blade_parallel_for runs a kernel's blocks.
+thread_local thread::ThreadPool* t_pool = nullptr;
+
+struct PoolScope {
+  thread::ThreadPool* saved;
+  explicit PoolScope(thread::ThreadPool* pool) : saved(t_pool) { t_pool = pool; }
+  ~PoolScope() { t_pool = saved; }
+};
+
+typedef void (*BlocksFn)(void* arg, int64_t begin, int64_t end);
+
 }  // namespace
 
 extern "C" {
+
+// Runs fn(arg, begin, end) over blocks [0, n) of a kernel's work (kernels/parallel.py): on the
+// calling op's intra-op threads, the caller taking its share, one block a task. Outside an op
+// (the numpy_function bridge) on a pool of tf_blade's own. Returns when every block is done.
+int64_t blade_parallel_for(void* fn, int64_t n, void* arg) {
+  const BlocksFn blocks = reinterpret_cast<BlocksFn>(fn);
+  thread::ThreadPool* pool = t_pool;
+  if (pool == nullptr) {
+    static thread::ThreadPool* own =
+        new thread::ThreadPool(Env::Default(), "tf_blade", port::MaxParallelism());
+    pool = own;
+  }
+  if (n <= 1 || pool->NumThreads() <= 1) {
+    if (n > 0) blocks(arg, 0, n);
+    return 0;
+  }
+  pool->ParallelFor(n, thread::ThreadPool::SchedulingParams::Fixed(1),
+                    [blocks, arg](int64_t begin, int64_t end) { blocks(arg, begin, end); });
+  return 0;
+}
+
+void* blade_parallel_for_address() { return reinterpret_cast<void*>(&blade_parallel_for); }
 
 void* blade_alloc(void* call_ctx, int64_t index, int64_t ndim,
                   const int64_t* dims) {
@@ -324,6 +361,7 @@ class BladeFusedCallOp : public OpKernel {
     int64_t rc;
     {
       InFlight in_flight;
+      PoolScope pool(ctx->device()->tensorflow_cpu_worker_threads()->workers);
       in_ptrs[2 * n_in] = in_flight.crowded;
       rc = entry(in_ptrs.data(), in_shapes.data(), &cc, reinterpret_cast<void*>(&blade_alloc), errbuf);
     }

@@ -84,8 +84,11 @@ class NativeBridge:
         lib.blade_compile_count.restype = ctypes.c_int64
         lib.blade_fallback_count.restype = ctypes.c_int64
         lib.blade_crowded_count.restype = ctypes.c_int64
+        lib.blade_parallel_for_address.restype = ctypes.c_void_p
         self._lib = lib
         self.alloc_address = lib.blade_alloc_address()
+        from ..kernels.parallel import install_runner
+        install_runner(lib.blade_parallel_for_address())
         self._cb = None  # keeps the ctypes thunk alive while C++ holds it
 
     def set_compile_callback(self, fn):

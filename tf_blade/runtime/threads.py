@@ -1,6 +1,7 @@
 """Whether generated kernels may run independent parts (the columns of a layer) in parallel.
 
-Parallel parts use Numba's ``prange`` on its TBB threading layer: the only Numba layer that is
+A fused feature layer runs its row blocks on TF's own intra-op threads (kernels/parallel.py);
+groups of column parts use Numba's ``prange`` on its TBB threading layer: the only Numba layer that is
 safe when many TensorFlow threads enter kernels at once (the workqueue layer aborts on concurrent
 entry by design; the OpenMP layer crashed our 8-thread test). The ``tbb`` wheel puts libtbb in
 ``<prefix>/lib``, which a virtualenv's loader does not search, so it is loaded here by path before

@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..registry import Lowering, lowering
-from ...kernels.bag_layer import BAG
+from ...kernels.bag_layer import BAG, compile_blocks
 from ...runtime.abi import MAX_RANK
 from ...runtime.threads import parallel_enabled
 
@@ -77,6 +77,7 @@ class StringBagLayerLowering(Lowering):
     def emit_fill(self, node, plan, out, em):
         """Fills ``out`` (the planned [rows, width]) from ``plan``."""
         if parallel_enabled():
+            compile_blocks(node.out_dtypes[0])  # the task fill_wide hands the op's threads
             em.line(f"{em.kernel('bag_layer', 'fill_wide')}({', '.join(plan[:-1])}, {out}, {plan[-1]})")
         else:
             em.line(f"{em.kernel('bag_layer', 'fill')}({', '.join(plan)}, {out})")

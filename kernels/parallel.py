@@ -1,0 +1,101 @@
+"""Blocks of a kernel's work on TensorFlow's own intra-op threads.
+
+The native op (tf_blade/runtime/blade_op.cc) exports ``blade_parallel_for(fn, n, arg)``: it runs
+``fn(arg, begin, end)`` over blocks [0, n) on the intra-op pool of the op being computed (the
+caller takes its share) and returns when all are done. A kernel hands over its arguments as one
+tuple on its stack (``run_blocks``); ``fn`` is a cfunc that reads them back (``args_reader``).
+One pool for TF's ops and ours: no second set of threads spinning beside TF's, and no parallel
+(parfor) compile.
+
+Generated code stays cacheable: it names ``blade_parallel_for`` and each task's address (a cell,
+``task_cell``) by symbol, which the JIT links to this process's addresses when it loads the code.
+Until the native op is loaded, the runner declines (returns 1) and kernels run their blocks
+themselves; so does a kernel whose task's cell is still 0 (its cfunc never compiled).
+"""
+import ctypes
+
+import llvmlite.binding as ll
+from llvmlite import ir
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
+
+RUNNER = "blade_parallel_for"
+_cells = {}
+
+
+def install_runner(address: int):
+    ll.add_symbol(RUNNER, address)
+
+
+_DECLINE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)(lambda fn, n, arg: 1)
+if ll.address_of_symbol(RUNNER) is None:
+    install_runner(ctypes.cast(_DECLINE, ctypes.c_void_p).value)
+
+
+def task_cell(symbol: str) -> ctypes.c_int64:
+    """The int64 the JIT links ``symbol`` to: a task's cfunc address, 0 until it is set."""
+    if symbol not in _cells:
+        _cells[symbol] = ctypes.c_int64(0)
+        ll.add_symbol(symbol, ctypes.addressof(_cells[symbol]))
+    return _cells[symbol]
+
+
+def cell_reader(symbol: str):
+    """An intrinsic ``read()``: the value of ``task_cell(symbol)`` now."""
+    task_cell(symbol)
+
+    @intrinsic
+    def read(typingctx):
+        def codegen(context, builder, sig, llargs):
+            try:
+                cell = builder.module.get_global(symbol)
+            except KeyError:
+                cell = cgutils.add_global_variable(builder.module, ir.IntType(64), symbol)  # external: linked by name
+            return builder.load(cell)
+
+        return types.int64(), codegen
+
+    return read
+
+
+@intrinsic
+def run_blocks(typingctx, fn, n, args):
+    """blade_parallel_for(fn, n, &args): True when the blocks ran, False when the caller must run
+    them (no task, or no native op). ``args`` is borrowed: the caller keeps it alive."""
+    if not isinstance(fn, types.Integer) or not isinstance(n, types.Integer) or not isinstance(args, types.BaseTuple):
+        return None
+
+    def codegen(context, builder, sig, llargs):
+        address, count, value = llargs
+        i8p, i64 = ir.IntType(8).as_pointer(), ir.IntType(64)
+        slot = cgutils.alloca_once_value(builder, value)
+        runner = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i8p, i64, i8p]), RUNNER)
+        ran = cgutils.alloca_once_value(builder, cgutils.false_bit)
+        with builder.if_then(builder.icmp_signed("!=", address, ir.Constant(i64, 0))):
+            rc = builder.call(runner, [builder.inttoptr(address, i8p), context.cast(builder, count, sig.args[1], types.int64),
+                                       builder.bitcast(slot, i8p)])
+            builder.store(builder.icmp_signed("==", rc, ir.Constant(i64, 0)), ran)
+        return builder.load(ran)
+
+    return types.boolean(fn, n, args), codegen
+
+
+def args_reader(tuple_type):
+    """An intrinsic ``read(arg)``: the ``tuple_type`` value that ``run_blocks`` put at ``arg``
+    (a new reference, so the task's own refcounting balances)."""
+
+    @intrinsic
+    def read(typingctx, arg):
+        if arg != types.voidptr:
+            return None
+
+        def codegen(context, builder, sig, llargs):
+            llty = context.get_value_type(tuple_type)
+            value = builder.load(builder.bitcast(llargs[0], llty.as_pointer()))
+            context.nrt.incref(builder, tuple_type, value)
+            return value
+
+        return tuple_type(arg), codegen
+
+    return read

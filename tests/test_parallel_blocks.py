@@ -1,0 +1,75 @@
+"""kernels/parallel.py: a kernel's blocks run through the native op's blade_parallel_for."""
+import threading
+
+import numpy as np
+from numba import cfunc, njit, types
+
+import tf_blade  # noqa: F401  (loads the native op, which installs the runner)
+from tf_blade.kernels.parallel import args_reader, cell_reader, run_blocks, task_cell
+
+ARGS = types.Tuple((types.Array(types.int64, 1, "C"), types.Array(types.int64, 1, "C")))
+_read = args_reader(ARGS)
+
+
+def _mark(arg, begin, end):
+    out, seen = _read(arg)
+    for b in range(begin, end):
+        out[b] = b * b
+        seen[b] += 1
+
+
+MARK = cfunc(types.void(types.voidptr, types.int64, types.int64), nogil=True)(_mark)
+_address = cell_reader("tf_blade_test_mark_blocks")
+
+
+@njit(nogil=True)
+def _run(fn, n, out, seen):
+    return run_blocks(fn, n, (out, seen))
+
+
+@njit(nogil=True)
+def _run_registered(n, out, seen):
+    return run_blocks(_address(), n, (out, seen))
+
+
+def test_every_block_runs_once_and_the_arguments_stay_alive():
+    for n in (1, 2, 3, 64, 1000):
+        out, seen = np.full(n, -1, np.int64), np.zeros(n, np.int64)
+        before = (out.__array_interface__["data"][0], seen.__array_interface__["data"][0])
+        assert _run(MARK.address, n, out, seen)
+        np.testing.assert_array_equal(out, np.arange(n) ** 2)
+        np.testing.assert_array_equal(seen, np.ones(n, np.int64))
+        assert (out.__array_interface__["data"][0], seen.__array_interface__["data"][0]) == before
+
+
+def test_no_task_means_the_caller_runs_the_blocks():
+    out, seen = np.zeros(4, np.int64), np.zeros(4, np.int64)
+    assert not _run(0, 4, out, seen)
+    assert not seen.any()
+
+
+def test_a_task_is_found_through_its_cell_once_set():
+    cell = task_cell("tf_blade_test_mark_blocks")
+    out, seen = np.zeros(8, np.int64), np.zeros(8, np.int64)
+    cell.value = 0
+    assert not _run_registered(8, out, seen) and not seen.any()
+    cell.value = MARK.address
+    assert _run_registered(8, out, seen)
+    np.testing.assert_array_equal(seen, np.ones(8, np.int64))
+
+
+def test_concurrent_callers_each_get_their_own_blocks():
+    results = []
+
+    def call():
+        out, seen = np.zeros(5000, np.int64), np.zeros(5000, np.int64)
+        for _ in range(20):
+            _run(MARK.address, 5000, out, seen)
+        results.append(np.array_equal(out, np.arange(5000) ** 2) and (seen == 20).all())
+
+    threads = [threading.Thread(target=call) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [True] * 4
