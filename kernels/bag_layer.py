@@ -206,6 +206,8 @@ _ADDRESS = {name: cell_reader(symbol) for name, symbol in _SYMBOLS.items()}
 _read_float32, _read_float64 = args_reader(_ARGS["float32"]), args_reader(_ARGS["float64"])
 
 
+# One Python function per dtype: Numba's disk cache keys a cfunc by its function and C signature,
+# which both dtypes' tasks share, so one function compiled twice would load the other's code.
 def _blocks_float32(arg, begin, end):
     args = _read_float32(arg)
     for b in range(begin, end):

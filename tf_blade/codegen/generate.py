@@ -195,8 +195,8 @@ def generate(spec: dict):
     if any(name.startswith("tf_blade_group_") for name in templates) or any(_is_parallel(spec, p, lowerings) for p in parts):
         data = [f"a{i}.size" for i, inp in enumerate(spec["inputs"]) if not inp.get("read_variable")] or ["0"]
         lines.insert(0, f"wide = solo and {' + '.join(data)} >= {PARALLEL_MIN_ELEMENTS}")
-    direct = {pos: _direct_writer(spec, parts[i], lowerings) for i, (pos, axis) in deferred.items()
-              if axis is None and _direct_writer(spec, parts[i], lowerings) is not None}
+    writers = {pos: _direct_writer(spec, parts[i], lowerings) for i, (pos, axis) in deferred.items() if axis is None}
+    direct = {pos: found for pos, found in writers.items() if found is not None}
     # Every output planned from the op's inputs and nothing else to run: no pieces to call.
     needs_pieces = runs_parts or len(direct) < len(spec["outputs"])
     entry = _native_entry(spec, out_meta, {pos: (axis, spec["nodes"][parts[i].nodes[-1]]["name"], template_of[parts[i].key],
@@ -258,8 +258,9 @@ def _writer(spec, part: Part, lowerings):
 
 
 def _direct_writer(spec, part: Part, lowerings):
-    """(writer node, its inputs' cluster input indices) when the native entry can plan and fill
-    the writer of ``part`` from the op's own inputs (its lowering's ``emit_direct``), else None."""
+    """(writer node, its inputs' cluster input indices, its lowering) when the native entry can
+    plan and fill the writer of ``part`` from the op's own inputs (the lowering's
+    ``emit_direct``), else None."""
     writer = _writer(spec, part, lowerings)
     if writer is None:
         return None
@@ -268,7 +269,7 @@ def _direct_writer(spec, part: Part, lowerings):
     inputs = [int(r[3:]) if r.startswith("in:") else None for r in raw["inputs"]]
     if not hasattr(low, "emit_direct") or not low.reads_inputs_only(SpecNode(raw), inputs):
         return None
-    return raw, inputs
+    return raw, inputs, low
 
 
 def _deferred_outputs(spec, parts: List[Part], lowerings) -> Dict[int, tuple]:
@@ -373,7 +374,7 @@ def _native_entry(spec, out_meta, deferred, direct, needs_pieces, em) -> List[st
     ``deferred``: {output position: (axis, node name, template, number of piece values, whether
     the template takes ``wide``)} of outputs concatenated (axis) or planned and filled (axis
     None) here, in place; ``direct``: {output position: (writer node, its inputs' cluster input
-    indices)} of those planned from the op's input pointers themselves (no arrays, no pieces).
+    indices, its lowering)} of those planned from the op's input pointers themselves (no arrays, no pieces).
     ``em``: the cluster module's, for the constants and kernels of those."""
     lines = [
         "",
@@ -416,8 +417,8 @@ def _native_entry(spec, out_meta, deferred, direct, needs_pieces, em) -> List[st
     lines.append("    dims = np.empty(MAX_RANK, np.int64)")
     for k, (dtype, rank) in enumerate(out_meta):
         if k in direct:  # a writer reading only the op's inputs: planned from their pointers here
-            raw, inputs = direct[k]
-            node, low = SpecNode(raw), load_all()[raw["op"]]
+            raw, inputs, low = direct[k]
+            node = SpecNode(raw)
             em.lines = []
             plan, rows, width = low.emit_direct(node, inputs, [inp["rank"] for inp in spec["inputs"]], dtype,
                                                 PARALLEL_MIN_ELEMENTS, em)
