@@ -13,17 +13,18 @@ Columns arrive as typed Lists (one compile per dtype signature, whatever the num
 bag.
 """
 import numpy as np
+from llvmlite import ir
 from numba import carray, cfunc, njit, types
-from numba.extending import overload
+from numba.extending import intrinsic, overload
 from numba.typed import List
 
-from ..runtime.abi import MAX_RANK, ptr_from_int
+from ..runtime.abi import MAX_RANK, call_alloc, ptr_from_int
 from .concat import mismatch
-from .errors import set_error
+from .errors import ERR_BYTES, set_error
 from .parallel import args_reader, cell_reader, run_blocks, task_cell
 from .shape_ops import resolve_reshape
 from .sparse_segment_reduction import reduce_runs
-from .string_bag import bag_rows, flat_string_bag, hash_rows
+from .string_bag import bag_rows, find_bucket_miss, hash_rows
 from .strings import TSTRING_BYTES
 
 BLOCK = 128 # rows per task: a block's ids and sums stay in L1 while its columns are pooled
@@ -103,10 +104,9 @@ def plan(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, pro
             rows, inner = table.shape[0], 0
         else:
             new_shape, at = _vector(program, at, in_shapes[c], table, vectors)
-            if buckets[c] > table.shape[0]:  # a bucket may miss the table: found as the bag finds it
-                flat_string_bag(ids[c], in_shapes[c], tstrings[c], tstrings[c][:0], new_shape, table,
-                                buckets[c], modes[c], err)
             rows, inner = bag_rows(in_shapes[c], new_shape, err)
+            if err[0] == 0 and buckets[c] > table.shape[0]:  # a bucket may miss the table
+                find_bucket_miss(ids[c], tstrings[c], tstrings[c][:0], rows, buckets[c], table.shape[0], err)
         dims = np.array([rows, width], np.int64)
         for _ in range(n_targets[c]):
             target, at = _vector(program, at, in_shapes[c], table, vectors)
@@ -243,3 +243,103 @@ def _blocks_address_impl(args):
             read = _ADDRESS[name]
             return lambda args: read()
     return lambda args: np.int64(0)
+
+
+# A layer whose inputs are all the op's inputs (criteo-fc's), planned and filled by one library
+# cfunc per dtype that the native entry calls through its address (``run_direct``): a model's
+# entry then links none of the layer's code. Linked, Numba re-optimized plan, fill_wide and their
+# callees inside every model's entry: ~3 s of a new model's compile, library caches warm.
+# The direct spec (int64): [number of op inputs, output index, elements from which to fill wide,
+# columns n, program length, then columns_from_inputs' table (n x 3), kinds, buckets, modes,
+# n_targets (n each) and the shape program].
+DIRECT_SIG = types.int64(types.CPointer(types.int64), types.CPointer(types.int64), types.CPointer(types.int64),
+                         types.voidptr, types.voidptr, types.CPointer(types.uint8))
+_DIRECT_SYMBOLS = {name: f"tf_blade_layer_direct_{name}" for name in _ARGS}
+_DIRECT_ADDRESS = {name: cell_reader(symbol) for name, symbol in _DIRECT_SYMBOLS.items()}
+
+
+def direct_spec(n_inputs, output, min_elements, columns, kinds, buckets, modes, n_targets, program):
+    """The int64 spec the direct cfunc reads (layout above)."""
+    parts = [[n_inputs, output, min_elements, len(kinds), len(program)], np.ravel(columns), kinds, buckets, modes,
+             n_targets, program]
+    return np.concatenate([np.asarray(p, np.int64).ravel() for p in parts])
+
+
+@njit(cache=True, nogil=True)
+def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
+    """Returns the entry's codes: 0 done, 1 ``err`` says why, 2 TF's allocation failed."""
+    head = carray(spec_ptr, (5,))
+    n_in, output, min_elements, n, n_program = head[0], head[1], head[2], head[3], head[4]
+    spec = carray(spec_ptr, (5 + 7 * n + n_program,))
+    err = carray(errbuf, (ERR_BYTES,))
+    at = 5 + 3 * n
+    kinds, buckets, modes, n_targets = spec[at:at + n], spec[at + n:at + 2 * n], spec[at + 2 * n:at + 3 * n], \
+        spec[at + 3 * n:at + 4 * n]
+    ids, in_shapes_, tstrings, tables, vectors, elements = columns_from_inputs(
+        carray(in_ptrs, (2 * n_in + 1,)), carray(in_shapes, (MAX_RANK * n_in,)), spec[5:at].reshape((n, 3)), like)
+    layout, rows, width, _ = plan(ids, in_shapes_, tstrings, tables, kinds, buckets, modes, n_targets,
+                                  spec[at + 4 * n:], vectors, err)
+    if err[0] != 0:
+        return 1
+    dims = np.array([rows, width], np.int64)
+    address = call_alloc(alloc, ctx, output, 2, dims.ctypes.data)
+    if address == 0 or dims[0] < 0:  # reading dims keeps it alive across the call
+        return 2
+    wide = in_ptrs[2 * n_in] == 0 and elements >= min_elements  # the op says whether it runs alone
+    fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout,
+              carray(ptr_from_int(address, like.dtype), (rows, width)), wide)
+    return 0
+
+
+# One Python function per dtype, for the disk cache's sake (as the blocks tasks above).
+def _direct_float32(in_ptrs, in_shapes, spec, ctx, alloc, errbuf):
+    return _direct(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, np.zeros(0, np.float32))
+
+
+def _direct_float64(in_ptrs, in_shapes, spec, ctx, alloc, errbuf):
+    return _direct(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, np.zeros(0, np.float64))
+
+
+_DIRECT = {"float32": _direct_float32, "float64": _direct_float64}
+DIRECT_DTYPES = tuple(_DIRECT)
+_compiled_direct = {}
+
+
+def compile_direct(dtype: str):
+    """Compiles (or loads from Numba's cache) the direct cfunc of layers of ``dtype`` (float32 or
+    float64) and gives entries its address; generated modules call this before their entry."""
+    if dtype not in _compiled_direct:
+        _compiled_direct[dtype] = cfunc(DIRECT_SIG, cache=True, nogil=True)(_DIRECT[dtype])
+        task_cell(_DIRECT_SYMBOLS[dtype]).value = _compiled_direct[dtype].address
+
+
+@intrinsic
+def _call_direct(typingctx, address, in_ptrs, in_shapes, spec, ctx, alloc, errbuf):
+    """The C function at ``address`` (a DIRECT_SIG cfunc), called."""
+    sig = types.int64(address, *DIRECT_SIG.args)
+
+    def codegen(context, builder, sig, args):
+        fnty = ir.FunctionType(ir.IntType(64), [context.get_value_type(t) for t in DIRECT_SIG.args])
+        fn = builder.inttoptr(args[0], fnty.as_pointer())
+        return builder.call(fn, args[1:])
+
+    return sig, codegen
+
+
+def run_direct(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, like):
+    """The direct cfunc of ``like``'s dtype on the entry's arguments and the spec array ``spec``
+    (a constant of the generated module): the entry's return code."""
+
+
+@overload(run_direct)
+def _run_direct_impl(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, like):
+    read = _DIRECT_ADDRESS[str(like.dtype)]
+
+    def impl(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, like):
+        address = read()
+        if address == 0:  # compile_direct never ran in this process
+            set_error(carray(errbuf, (ERR_BYTES,)), "tf_blade: the feature layer's kernel is not compiled")
+            return 1
+        return _call_direct(address, in_ptrs, in_shapes, ptr_from_int(spec.ctypes.data, np.int64), ctx, alloc, errbuf)
+
+    return impl

@@ -25,18 +25,23 @@ def set_error(err, msg):
     err[n] = 0
 
 
+def context_suffix(node: str) -> np.ndarray:
+    """TF's own "[[{{node X}}]]" suffix for ``node``, as the bytes ``add_context`` appends (a
+    generated module's constant: typing no strings keeps a model's entry quick to compile)."""
+    return np.frombuffer(("\n\t [[{{node " + node + "}}]]").encode("ascii", "replace"), np.uint8)
+
+
 @njit(cache=True, nogil=True)
-def add_context(err, node):
-    """Appends TF's own "[[{{node X}}]]" suffix so a message names the original op."""
+def add_context(err, suffix):
+    """Appends ``suffix`` (context_suffix's bytes; a 0 ends it early) so a message names the
+    original op."""
     n = 0
     while n < err.shape[0] - 1 and err[n] != 0:
         n += 1
-    suffix = "\n\t [[{{node " + node + "}}]]"
     for k in range(len(suffix)):
-        if n >= err.shape[0] - 1:
+        if n >= err.shape[0] - 1 or suffix[k] == 0:
             break
-        c = ord(suffix[k])
-        err[n] = c if c < 128 else 63
+        err[n] = suffix[k]
         n += 1
     err[n] = 0
 

@@ -53,6 +53,27 @@ def hash_rows(flat, offsets, data, first_row, n_rows, inner, nb, ids, starts):
 
 
 @njit(cache=True, nogil=True)
+def check_buckets(ids, nnz, rows, n_table, err):
+    """The gather's error for the first of the bag's ``nnz`` ids that misses a table of
+    ``n_table`` rows (possible when the column has more buckets than the table has rows)."""
+    for k in range(nnz):
+        if ids[k] >= n_table:
+            set_error(err, "indices[" + int_text(k) + "] = " + int_text(ids[k]) + " is not in [0, " + int_text(n_table) + ")")
+            return
+    if n_table == 0 and nnz < rows:  # an empty row gathers the default id 0
+        set_error(err, "indices[0] = 0 is not in [0, 0)")
+
+
+@njit(cache=True, nogil=True)
+def find_bucket_miss(flat, offsets, data, rows, num_buckets, n_table, err):
+    """check_buckets over the bag's strings, hashed as one run: no per-row counts to allocate."""
+    ids = np.empty(flat.shape[0], np.int64)
+    nnz = np.empty(2, np.int64)
+    hash_rows(flat, offsets, data, 0, 1, flat.shape[0], np.uint64(num_buckets), ids, nnz)
+    check_buckets(ids, nnz[1], rows, n_table, err)
+
+
+@njit(cache=True, nogil=True)
 def string_bag(strings, offsets, data, new_shape, table, num_buckets, mode, err):
     """``strings``: pool ids of S (C-contiguous, any rank); ``new_shape``: the reshape's target
     (S's own shape when the chain has no SparseReshape). ``mode``: 0 sum, 1 mean, 2 sqrtn."""
@@ -77,13 +98,8 @@ def flat_string_bag(flat, in_shape, offsets, data, new_shape, table, num_buckets
         return empty
     ids = np.empty(flat.shape[0], np.int64)
     hash_rows(flat, offsets, data, 0, rows, inner, np.uint64(num_buckets), ids, counts)
-    nnz = counts[rows]
-    for k in range(nnz):
-        if ids[k] >= n_table:  # what the gather from the table would reject
-            set_error(err, "indices[" + int_text(k) + "] = " + int_text(ids[k]) + " is not in [0, " + int_text(n_table) + ")")
-            return empty
-    if n_table == 0 and nnz < rows:  # an empty row gathers the default id 0
-        set_error(err, "indices[0] = 0 is not in [0, 0)")
+    check_buckets(ids, counts[rows], rows, n_table, err)
+    if err[0] != 0:
         return empty
     reduce_runs(table, ids, counts, np.arange(rows), mode, out)  # empty rows stay zero
     return out

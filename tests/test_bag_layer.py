@@ -31,14 +31,15 @@ def layer_model(request):
     return stock, optimized
 
 
-def test_native_entry_plans_a_layer_of_op_inputs_from_their_pointers():
-    # Every input of criteo-fc's layer is an input of the op: the entry builds its column lists
-    # in one library loop, with no per-model code per column and no pieces() to call.
+def test_native_entry_computes_a_layer_of_op_inputs_by_a_library_call():
+    # Every input of criteo-fc's layer is an input of the op: the entry calls the library's
+    # direct cfunc by address (no per-model code per column, none of the layer's code linked into
+    # the entry) and no pieces().
     from tf_blade.codegen.generate import generate
     spec = json.loads(_cluster(criteo_feature_model(2, dim=4))["cluster"].s.decode())
     source, _ = generate(spec)
     entry = source[source.index("def entry("):]
-    assert "columns_from_inputs(" in entry and ".plan(" in entry and "pieces(" not in entry
+    assert "run_direct(" in entry and ".plan(" not in entry and "pieces(" not in entry
     assert "fill_into(" not in entry and "carray(ptr_from_int(in_ptrs" not in entry
 
 
@@ -50,7 +51,7 @@ def test_native_entry_fills_a_layer_of_computed_columns_in_place():
     source, templates = generate(spec)
     entry = source[source.index("def entry("):]
     assert ".plan(" in entry and ".fill_into(" in entry and "pieces(" in entry
-    assert "columns_from_inputs(" not in entry
+    assert "run_direct(" not in entry
     assert any("def fill_into(plan, out):" in t for t in templates.values())
 
 
@@ -94,11 +95,13 @@ def test_columns_of_different_batch_sizes_fail_as_in_tf(layer_model):
     stock, optimized = layer_model
     batch = synthetic_batch(4, N_COLUMNS)
     batch[column_names(N_COLUMNS)[2]] = batch[column_names(N_COLUMNS)[2]][:3]
-    messages = []
+    messages, nodes = [], []
     for fn in (stock, optimized):
         with pytest.raises(tf.errors.InvalidArgumentError) as e:
             _call(fn, batch)
         messages.append(re.findall(r"ConcatOp : [^\n]*", e.value.message)[:1])  # the numpy bridge repeats it
+        nodes.append(re.findall(r"\t \[\[\{\{node ([^}]*/concat)\}\}\]\]", e.value.message))
+    assert nodes[0] and nodes[0][0] in nodes[1]  # naming the op TF names
     assert messages[0] == messages[1] == ["ConcatOp : Dimension 0 in both shapes must be equal: shape[0] = [4,4] "
                                           "vs. shape[2] = [3,4]"]
 

@@ -3,6 +3,7 @@
     tf-blade optimize SAVED_MODEL OUTPUT_DIR [--bridge native|numpy|auto] [--min-cluster-size N]
     tf-blade bench [benchmark-suite options]     (see ``tf-blade bench --help``)
     tf-blade demo  [demo options]                (the main job: python -m tf_blade.demo)
+    tf-blade precompile [MODEL_KIND ...]         (compile the kernel library before the first model)
 """
 from __future__ import annotations
 
@@ -36,7 +37,12 @@ def _demo(argv):
     return demo.main(argv)
 
 
-COMMANDS = {"optimize": _optimize, "bench": _bench, "demo": _demo}
+def _precompile(argv):
+    from tf_blade import precompile
+    return precompile.main(argv)
+
+
+COMMANDS = {"optimize": _optimize, "bench": _bench, "demo": _demo, "precompile": _precompile}
 
 
 def main(argv=None):

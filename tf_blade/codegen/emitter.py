@@ -6,6 +6,8 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+from ..kernels.errors import context_suffix
+
 
 @dataclasses.dataclass
 class Value:
@@ -37,6 +39,7 @@ class Emitter:
         self.fail_expr = "()"
         self._count = 0
         self.node_name = ""
+        self._suffixes: Dict[str, str] = {}  # node name -> its context suffix's constant
 
     def tmp(self, hint="t") -> str:
         self._count += 1
@@ -56,10 +59,16 @@ class Emitter:
                             f".reshape({tuple(arr.shape) if arr.ndim else (1,)!r})")
         return name
 
+    def add_context(self, node_name: str) -> str:
+        """The line that names ``node_name`` in the error (its suffix a constant of the module)."""
+        if node_name not in self._suffixes:
+            self._suffixes[node_name] = self.const(context_suffix(node_name), "N")
+        return f"k_errors.add_context(err, {self._suffixes[node_name]})"
+
     def check(self):
         """Stops the body when the last kernel rejected its input."""
         self.line("if err[0] != 0:")
-        self.line(f"    {add_context_call(self.node_name)}")
+        self.line(f"    {self.add_context(self.node_name)}")
         self.line(f"    return {self.fail_expr}")
 
     def share_pool(self, out: str, source: Value):
@@ -89,12 +98,6 @@ class Emitter:
             return f"np.ascontiguousarray({flat}).reshape((1,))"
         dims = ", ".join(f"{shape}[{i}]" for i in range(rank))
         return f"np.ascontiguousarray({flat}).reshape(({dims},))"
-
-
-def add_context_call(node_name: str) -> str:
-    """The line that names ``node_name`` in the error. str() makes the name a plain string: a
-    literal would type as Literal[str] and compile add_context once per distinct name."""
-    return f"k_errors.add_context(err, str({node_name!r}))"
 
 
 def empty_expr(dtype: str, rank: int) -> str:

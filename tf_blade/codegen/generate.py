@@ -10,11 +10,14 @@ from __future__ import annotations
 import hashlib
 from typing import Dict, List
 
+import numpy as np
+
 from .dtypes import STRING, numpy_name
-from .emitter import Emitter, Value, add_context_call, empty_expr
+from .emitter import Emitter, Value, empty_expr
 from .parts import Part, decompose, part_deps, ref_meta
 from .registry import load_all
 from ..feature_column.spec import const_values
+from ..kernels.errors import context_suffix
 from ..runtime.threads import parallel_enabled
 
 
@@ -171,14 +174,14 @@ def generate(spec: dict):
                 out.append(f"{g}, failed_{g} = {group}.group({', '.join('(' + ''.join(a + ', ' for a in col) + ')' for col in zip(*padded))}, np.int64({len(chunk)}), {wide}, err)")
                 results += [f"{g}[{j}]" for j in range(len(chunk))]
                 out += ["if err[0] != 0:",
-                        f"    k_errors.add_context(err, {tuple(names[c:c + GROUP_SIZE])!r}[failed_{g}])",
+                        f"    k_errors.add_context(err, {em.const(_suffixes(names[c:c + GROUP_SIZE]), 'N')}[failed_{g}])",
                         "    return FAIL"]
         else:
             results = []
             for j, (args, name) in enumerate(zip(calls, names)):
                 out += [f"r{n}_{j} = {template}.part({', '.join(args + ['err'])})",
                         "if err[0] != 0:",
-                        f"    {add_context_call(name)}",
+                        f"    {em.add_context(name)}",
                         "    return FAIL"]
                 results.append(f"r{n}_{j}")
         for j, (i, result) in enumerate(zip(members, results)):
@@ -240,6 +243,15 @@ GROUP_SIZE = 8
 # 0.40/0.49 ms serially; at 512 (53k elements) the two were even, at 4096 parallel won 5.7
 # against 8.3 ms. With 2 callers at 512, parallel calls gave 1.6k calls/s and serial ones 1.9-2.1k.
 PARALLEL_MIN_ELEMENTS = 32768
+
+
+def _suffixes(names) -> np.ndarray:
+    """The context suffixes of ``names`` (kernels/errors.py), one a row, zero-padded."""
+    rows = [context_suffix(name) for name in names]
+    out = np.zeros((len(rows), max(len(r) for r in rows)), np.uint8)
+    for i, r in enumerate(rows):
+        out[i, :len(r)] = r
+    return out
 
 
 def _with_fail(lines, fail: str) -> List[str]:
@@ -374,7 +386,8 @@ def _native_entry(spec, out_meta, deferred, direct, needs_pieces, em) -> List[st
     ``deferred``: {output position: (axis, node name, template, number of piece values, whether
     the template takes ``wide``)} of outputs concatenated (axis) or planned and filled (axis
     None) here, in place; ``direct``: {output position: (writer node, its inputs' cluster input
-    indices, its lowering)} of those planned from the op's input pointers themselves (no arrays, no pieces).
+    indices, its lowering)} of those the lowering's library code computes from the op's input
+    pointers themselves (no arrays, no pieces).
     ``em``: the cluster module's, for the constants and kernels of those."""
     lines = [
         "",
@@ -416,27 +429,23 @@ def _native_entry(spec, out_meta, deferred, direct, needs_pieces, em) -> List[st
                   "        return 1"]
     lines.append("    dims = np.empty(MAX_RANK, np.int64)")
     for k, (dtype, rank) in enumerate(out_meta):
-        if k in direct:  # a writer reading only the op's inputs: planned from their pointers here
+        if k in direct:  # a writer reading only the op's inputs: the library computes it from their pointers
             raw, inputs, low = direct[k]
-            node = SpecNode(raw)
             em.lines = []
-            plan, rows, width = low.emit_direct(node, inputs, [inp["rank"] for inp in spec["inputs"]], dtype,
-                                                PARALLEL_MIN_ELEMENTS, em)
+            rc = low.emit_direct(SpecNode(raw), inputs, [inp["rank"] for inp in spec["inputs"]], k,
+                                 PARALLEL_MIN_ELEMENTS, em)
             lines += ["    " + line for line in em.lines]
-            lines += ["    if err[0] != 0:",
-                      f"        {add_context_call(deferred[k][1])}",
-                      "        return 1"]
-            dims = [rows, width]
-            nonempty = f"{rows} * {width} > 0"
-            em.lines = []
-            low.emit_fill(node, plan, f"carray(ptr_from_int(addr, np.{dtype}), ({rows}, {width}))", em)
-            (fill,) = em.lines
-        elif k in deferred and deferred[k][0] is None:  # a writer: planned, then filled in TF's buffer
+            lines += [f"    if {rc} != 0:",
+                      f"        if {rc} == 1:",
+                      f"            {em.add_context(deferred[k][1])}",
+                      f"        return {rc}"]
+            continue
+        if k in deferred and deferred[k][0] is None:  # a writer: planned, then filled in TF's buffer
             _, name, template, n_args, takes_wide = deferred[k]
             args = [f"outs[{k}][{j}]" for j in range(n_args)] + ([f"outs[{len(out_meta)}]"] if takes_wide else [])
             lines += [f"    plan{k} = {template}.plan({', '.join(args + ['err'])})",
                       "    if err[0] != 0:",
-                      f"        {add_context_call(name)}",
+                      f"        {em.add_context(name)}",
                       "        return 1"]
             dims = [f"plan{k}[-2]", f"plan{k}[-1]"]
             nonempty = f"plan{k}[-2] * plan{k}[-1] > 0"
@@ -445,7 +454,7 @@ def _native_entry(spec, out_meta, deferred, direct, needs_pieces, em) -> List[st
             axis, name = deferred[k][:2]
             lines += [f"    shape{k}, outer{k}, width{k} = k_concat.concat_shape(outs[{k}], {axis}, err)",
                       "    if err[0] != 0:",
-                      f"        {add_context_call(name)}",
+                      f"        {em.add_context(name)}",
                       "        return 1"]
             dims = [f"shape{k}[{d}]" for d in range(rank)]
             nonempty = f"outer{k} * width{k} > 0"

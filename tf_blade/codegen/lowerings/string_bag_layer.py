@@ -2,8 +2,7 @@
 import numpy as np
 
 from ..registry import Lowering, lowering
-from ...kernels.bag_layer import BAG, compile_blocks
-from ...runtime.abi import MAX_RANK
+from ...kernels.bag_layer import BAG, DIRECT_DTYPES, compile_blocks, compile_direct, direct_spec
 from ...runtime.threads import parallel_enabled
 
 
@@ -50,29 +49,33 @@ class StringBagLayerLowering(Lowering):
 
     @staticmethod
     def reads_inputs_only(node, inputs):
-        """Whether ``emit_direct`` can plan this layer: ``inputs`` (its inputs' cluster input
+        """Whether ``emit_direct`` can compute this layer: ``inputs`` (its inputs' cluster input
         indices, None where another op makes one) are all the op's own inputs, with no runtime
-        shape vectors."""
-        return None not in inputs and len(inputs) == node.attrs["kind"].count(BAG) + len(node.attrs["kind"])
+        shape vectors, and its dtype has a direct cfunc."""
+        return None not in inputs and len(inputs) == node.attrs["kind"].count(BAG) + len(node.attrs["kind"]) \
+            and node.out_dtypes[0] in DIRECT_DTYPES
 
-    def emit_direct(self, node, inputs, ranks, dtype, min_elements, em):
-        """emit_plan for the native entry when ``reads_inputs_only``: the column lists come from the
-        op's input pointers (``in_ptrs``, ``in_shapes``) in one library loop; it runs wide when the
-        entry's ``solo`` and it reads ``min_elements`` or more. The caller checks ``err``."""
+    def emit_direct(self, node, inputs, ranks, output, min_elements, em):
+        """For the native entry when ``reads_inputs_only``: one call of the library's direct cfunc
+        (kernels/bag_layer.py) plans the layer from the op's input pointers, allocates output
+        ``output`` and fills it, wide when the op runs alone and it reads ``min_elements`` or more.
+        Returns the variable holding the entry's return code."""
+        dtype = node.out_dtypes[0]
+        compile_direct(dtype)
+        if parallel_enabled():
+            compile_blocks(dtype)  # the task fill_wide hands the op's threads
         kinds = node.attrs["kind"]
         strings = iter(inputs[:kinds.count(BAG)])
         columns = []
         for kind, table in zip(kinds, inputs[kinds.count(BAG):]):
             s = next(strings) if kind == BAG else -1
             columns.append([s, ranks[s] if s >= 0 else 0, table])
-        lists = [em.tmp(h) for h in ("ids", "shapes", "raw", "tabs", "vecs")]
-        elements = em.tmp("elements")
-        em.line(f"{', '.join(lists)}, {elements} = {em.kernel('bag_layer', 'columns_from_inputs')}("
-                f"carray(in_ptrs, ({2 * len(ranks) + 1},)), carray(in_shapes, ({MAX_RANK * len(ranks)},)), "
-                f"{em.const(np.array(columns, np.int64).reshape(-1, 3))}, np.zeros(0, np.{dtype}))")
-        wide = em.tmp("wide")
-        em.line(f"{wide} = solo and {elements} >= {min_elements}")
-        return self._plan(node, lists, wide, em, False)
+        spec = direct_spec(len(ranks), output, min_elements if parallel_enabled() else np.iinfo(np.int64).max, columns,
+                           *(node.attrs[a] for a in ("kind", "num_buckets", "mode", "n_targets", "program")))
+        rc = em.tmp("rc")
+        em.line(f"{rc} = {em.kernel('bag_layer', 'run_direct')}(in_ptrs, in_shapes, {em.const(spec)}, ctx, alloc, "
+                f"errbuf, np.zeros(0, np.{dtype}))")
+        return rc
 
     def emit_fill(self, node, plan, out, em):
         """Fills ``out`` (the planned [rows, width]) from ``plan``."""
