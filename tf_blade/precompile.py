@@ -2,8 +2,8 @@
 
 Numba compiles a library kernel at its first use and keeps the machine code in its disk cache
 (keyed by the kernel's types and this machine's CPU, so it cannot ship in the wheel). The first
-model optimized on a machine pays for the library: about 45 s for the 26-column criteo-fc on our
-2-core machine. A model after that compiles only its own generated code: about 2 s. Run this
+model optimized on a machine pays for the library: 46 s for the 26-column criteo-fc on our 2-core
+machine (docs/benchmarks/suite.md). A model after that compiles only its own generated code: ~1 s. Run this
 where the library cache should be filled before serving starts, e.g. while building a serving
 image (with ``NUMBA_CACHE_DIR`` and ``TF_BLADE_CACHE_DIR`` pointing where the image keeps them).
 
