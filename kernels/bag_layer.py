@@ -246,15 +246,16 @@ def _blocks_address_impl(args):
 
 
 # A layer whose inputs are all the op's inputs (criteo-fc's), planned and filled by one library
-# cfunc per dtype that the native entry calls through its address (``run_direct``): a model's
-# entry then links none of the layer's code. Linked, Numba re-optimized plan, fill_wide and their
+# cfunc per dtype (DIRECT_DTYPES) that the native entry calls through its address (``run_direct``):
+# a model's entry then links none of the layer's code. Linked, Numba re-optimized plan, fill_wide and their
 # callees inside every model's entry: ~3 s of a new model's compile, library caches warm.
 # The direct spec (int64): [number of op inputs, output index, elements from which to fill wide,
 # columns n, program length, then columns_from_inputs' table (n x 3), kinds, buckets, modes,
 # n_targets (n each) and the shape program].
 DIRECT_SIG = types.int64(types.CPointer(types.int64), types.CPointer(types.int64), types.CPointer(types.int64),
                          types.voidptr, types.voidptr, types.CPointer(types.uint8))
-_DIRECT_SYMBOLS = {name: f"tf_blade_layer_direct_{name}" for name in _ARGS}
+DIRECT_DTYPES = ("float32",)  # embedding tables are float32; other layers keep the template path
+_DIRECT_SYMBOLS = {name: f"tf_blade_layer_direct_{name}" for name in DIRECT_DTYPES}
 _DIRECT_ADDRESS = {name: cell_reader(symbol) for name, symbol in _DIRECT_SYMBOLS.items()}
 
 
@@ -291,23 +292,18 @@ def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
     return 0
 
 
-# One Python function per dtype, for the disk cache's sake (as the blocks tasks above).
+# Another dtype needs a Python function of its own, as the blocks tasks above.
 def _direct_float32(in_ptrs, in_shapes, spec, ctx, alloc, errbuf):
     return _direct(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, np.zeros(0, np.float32))
 
 
-def _direct_float64(in_ptrs, in_shapes, spec, ctx, alloc, errbuf):
-    return _direct(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, np.zeros(0, np.float64))
-
-
-_DIRECT = {"float32": _direct_float32, "float64": _direct_float64}
-DIRECT_DTYPES = tuple(_DIRECT)
+_DIRECT = {"float32": _direct_float32}
 _compiled_direct = {}
 
 
 def compile_direct(dtype: str):
-    """Compiles (or loads from Numba's cache) the direct cfunc of layers of ``dtype`` (float32 or
-    float64) and gives entries its address; generated modules call this before their entry."""
+    """Compiles (or loads from Numba's cache) the direct cfunc of layers of ``dtype`` (one of
+    DIRECT_DTYPES) and gives entries its address; the lowering calls this as it emits the call."""
     if dtype not in _compiled_direct:
         _compiled_direct[dtype] = cfunc(DIRECT_SIG, cache=True, nogil=True)(_DIRECT[dtype])
         task_cell(_DIRECT_SYMBOLS[dtype]).value = _compiled_direct[dtype].address
@@ -326,16 +322,18 @@ def _call_direct(typingctx, address, in_ptrs, in_shapes, spec, ctx, alloc, errbu
     return sig, codegen
 
 
-def run_direct(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, like):
-    """The direct cfunc of ``like``'s dtype on the entry's arguments and the spec array ``spec``
-    (a constant of the generated module): the entry's return code."""
+def run_direct(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, dtype):
+    """The direct cfunc of ``dtype`` (np.float32) on the entry's arguments and the spec array
+    ``spec`` (a constant of the generated module): the entry's return code."""
 
 
 @overload(run_direct)
-def _run_direct_impl(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, like):
-    read = _DIRECT_ADDRESS[str(like.dtype)]
+def _run_direct_impl(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, dtype):
+    if not isinstance(dtype, types.NumberClass) or str(dtype.instance_type) not in _DIRECT_ADDRESS:
+        return None
+    read = _DIRECT_ADDRESS[str(dtype.instance_type)]
 
-    def impl(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, like):
+    def impl(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, dtype):
         address = read()
         if address == 0:  # compile_direct never ran in this process
             set_error(carray(errbuf, (ERR_BYTES,)), "tf_blade: the feature layer's kernel is not compiled")

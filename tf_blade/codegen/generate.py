@@ -418,16 +418,17 @@ def _native_entry(spec, out_meta, deferred, direct, needs_pieces, em) -> List[st
         else:
             lines.append(f"    a{i} = carray(ptr_from_int(in_ptrs[{2 * i}], np.{dtype}), {shape})")
             args.append(f"a{i}")
-    lines += [
-        # The native op says in the spare last pointer slot whether other calls run (or ran
-        # alongside one lately): then this one keeps to its thread, the cores are busy already.
-        f"    solo = in_ptrs[{2 * len(spec['inputs'])}] == 0",
-    ]
     if needs_pieces:
-        lines += [f"    outs = {'pieces' if deferred else 'body'}({', '.join(args + ['solo', 'err'])})",
-                  "    if err[0] != 0:",
-                  "        return 1"]
-    lines.append("    dims = np.empty(MAX_RANK, np.int64)")
+        lines += [
+            # The native op says in the spare last pointer slot whether other calls run (or ran
+            # alongside one lately): then this one keeps to its thread, the cores are busy already.
+            # (A direct writer reads that slot itself.)
+            f"    solo = in_ptrs[{2 * len(spec['inputs'])}] == 0",
+            f"    outs = {'pieces' if deferred else 'body'}({', '.join(args + ['solo', 'err'])})",
+            "    if err[0] != 0:",
+            "        return 1"]
+    if len(direct) < len(out_meta):
+        lines.append("    dims = np.empty(MAX_RANK, np.int64)")
     for k, (dtype, rank) in enumerate(out_meta):
         if k in direct:  # a writer reading only the op's inputs: the library computes it from their pointers
             raw, inputs, low = direct[k]

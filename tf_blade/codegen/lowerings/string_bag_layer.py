@@ -74,7 +74,7 @@ class StringBagLayerLowering(Lowering):
                            *(node.attrs[a] for a in ("kind", "num_buckets", "mode", "n_targets", "program")))
         rc = em.tmp("rc")
         em.line(f"{rc} = {em.kernel('bag_layer', 'run_direct')}(in_ptrs, in_shapes, {em.const(spec)}, ctx, alloc, "
-                f"errbuf, np.zeros(0, np.{dtype}))")
+                f"errbuf, np.{dtype})")
         return rc
 
     def emit_fill(self, node, plan, out, em):
