@@ -247,8 +247,8 @@ def _blocks_address_impl(args):
 
 # A layer whose inputs are all the op's inputs (criteo-fc's), planned and filled by one library
 # cfunc per dtype (DIRECT_DTYPES) that the native entry calls through its address (``run_direct``):
-# a model's entry then links none of the layer's code. Linked, Numba re-optimized plan, fill_wide and their
-# callees inside every model's entry: ~3 s of a new model's compile, library caches warm.
+# a model's entry then links none of the layer's code. Linked, Numba re-optimized plan, fill_wide
+# and their callees inside every model's entry: ~3 s of a new model's compile, library cached.
 # The direct spec (int64): [number of op inputs, output index, elements from which to fill wide,
 # columns n, program length, then columns_from_inputs' table (n x 3), kinds, buckets, modes,
 # n_targets (n each) and the shape program].

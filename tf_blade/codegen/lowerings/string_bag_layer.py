@@ -37,15 +37,11 @@ class StringBagLayerLowering(Lowering):
         for v in vectors:
             em.line(f"{vecs}.append({v.var}.astype(np.int64))")
         em.line(f"{vecs}.append(np.zeros(0, np.int64))  # never read: gives the list its type")
-        return self._plan(node, (ids, shapes, raw, tabs, vecs), "wide", em, check)
-
-    def _plan(self, node, lists, wide, em, check):
-        ids, shapes, raw, tabs, vecs = lists
         kind, buckets, modes, n_targets, program = (em.const(np.array(node.attrs[a], np.int64))
                                                     for a in ("kind", "num_buckets", "mode", "n_targets", "program"))
         layout, rows, width, _ = em.call(4, f"{em.kernel('bag_layer', 'plan')}({ids}, {shapes}, {raw}, {tabs}, {kind}, "
                                             f"{buckets}, {modes}, {n_targets}, {program}, {vecs}, err)", check)
-        return [ids, raw, tabs, kind, buckets, modes, layout] + ([wide] if parallel_enabled() else []), rows, width
+        return [ids, raw, tabs, kind, buckets, modes, layout] + (["wide"] if parallel_enabled() else []), rows, width
 
     @staticmethod
     def reads_inputs_only(node, inputs):
@@ -70,7 +66,8 @@ class StringBagLayerLowering(Lowering):
         for kind, table in zip(kinds, inputs[kinds.count(BAG):]):
             s = next(strings) if kind == BAG else -1
             columns.append([s, ranks[s] if s >= 0 else 0, table])
-        spec = direct_spec(len(ranks), output, min_elements if parallel_enabled() else np.iinfo(np.int64).max, columns,
+        wide_from = min_elements if parallel_enabled() else np.iinfo(np.int64).max
+        spec = direct_spec(len(ranks), output, wide_from, columns,
                            *(node.attrs[a] for a in ("kind", "num_buckets", "mode", "n_targets", "program")))
         rc = em.tmp("rc")
         em.line(f"{rc} = {em.kernel('bag_layer', 'run_direct')}(in_ptrs, in_shapes, {em.const(spec)}, ctx, alloc, "
