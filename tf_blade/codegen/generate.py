@@ -8,6 +8,7 @@ err)`` calls the parts in order; its ``entry`` is the C-callable function the na
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Dict, List
 
 import numpy as np
@@ -30,6 +31,11 @@ class SpecNode:
         self.attrs = dict(raw["attrs"], **(runtime_params or {}))
         self.out_dtypes = [numpy_name(d) for d, _ in raw["outputs"]]
         self.out_ranks = [r for _, r in raw["outputs"]]
+
+
+# Functions only compiled code calls: no CPython wrapper, which Numba would otherwise compile
+# with each (boxing every array of a returned tuple: 4 s of wide & deep's failed_pieces()).
+INTERNAL = "@njit(cache=True, nogil=True, no_cpython_wrapper=True)"
 
 
 def _meta(spec, ref):
@@ -73,7 +79,7 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
     returns = "".join(f"np.ascontiguousarray({x}), " for r in part.outputs for x in _vars(values[r]))
     wide = ["wide"] if _is_parallel(spec, part, lowerings) else []
     signature = ', '.join(params + runtime_params + wide + ['err'])
-    source = (["", "", "@njit(cache=True, nogil=True)", f"def part({signature}):"]
+    source = (["", "", INTERNAL, f"def part({signature}):"]
               + ["    " + line for line in em.lines] + [f"    return ({returns})"])
     writer = _writer(spec, part, lowerings)
     if writer is not None:  # the same op in two halves (see _deferred_outputs)
@@ -81,11 +87,11 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
         low, node = lowerings[raw["op"]], SpecNode(raw)
         em.lines = []
         plan, rows, width = low.emit_plan(node, [values[r] for r in raw["inputs"]], em, check=False)
-        source += ["", "", "@njit(cache=True, nogil=True)", f"def plan({signature}):"]
+        source += ["", "", INTERNAL, f"def plan({signature}):"]
         source += ["    " + line for line in em.lines] + [f"    return ({''.join(v + ', ' for v in plan)}{rows}, {width})"]
         em.lines = []
         low.emit_fill(node, [f"plan[{i}]" for i in range(len(plan))], "out", em)
-        source += ["", "", "@njit(cache=True, nogil=True)", "def fill_into(plan, out):"] + ["    " + line for line in em.lines]
+        source += ["", "", INTERNAL, "def fill_into(plan, out):"] + ["    " + line for line in em.lines]
     return source
 
 
@@ -229,7 +235,7 @@ def generate(spec: dict):
             piece_out.append("wide")
             piece_fail.append("False")
         src += _fail_function("failed_pieces", "(" + "".join(f + ", " for f in piece_fail) + ")")
-        src += ["", "", "@njit(cache=True, nogil=True)", f"def pieces({', '.join(params + ['solo', 'err'])}):"]
+        src += ["", "", INTERNAL, f"def pieces({', '.join(params + ['solo', 'err'])}):"]
         src += _with_fail(lines, "failed_pieces()")
         src += [f"    return ({''.join(p + ', ' for p in piece_out)})", ""]
     src += entry
@@ -258,9 +264,18 @@ def _suffixes(names) -> np.ndarray:
 
 def _fail_function(name: str, fail: str) -> List[str]:
     """``name()``: the empty results an early return gives. One function called at every failing
-    step, not the tuple written out at each: 37 steps of 60 outputs made body 2,200 allocations,
-    which Numba typed and LLVM optimized for ~100 s."""
-    return ["", "", "@njit(cache=True, nogil=True)", f"def {name}():", f"    return {fail}"]
+    step, not the tuple written out at each (37 steps of 60 outputs made body 2,200 allocations,
+    which Numba typed and LLVM optimized for ~100 s), and one empty array per dtype and rank
+    shared by every slot (wide & deep's 90 slots took 7 s to compile)."""
+    empties = list(dict.fromkeys(re.findall(_EMPTY_ARRAY, fail)))
+    for i, expr in enumerate(empties):
+        fail = fail.replace(expr, f"e{i}")
+    return ["", "", INTERNAL, f"def {name}():"] + [
+        f"    e{i} = {expr}" for i, expr in enumerate(empties)] + [f"    return {fail}"]
+
+
+# What _empty writes: np.zeros((0, 0), dtype=np.int64), np.zeros(0, np.uint8)
+_EMPTY_ARRAY = r"np\.zeros\(\([0, ]*\), dtype=np\.\w+\)|np\.zeros\(0, np\.uint8\)"
 
 
 def _with_fail(lines, fail: str) -> List[str]:
@@ -370,7 +385,7 @@ def _group_module(template: str, n_args: int, fail: str):
         "    for i in prange(n):",
         f"        outs[i] = {template}.part({', '.join(f'{x}[i]' for x in q)}, errs[i])",
         "", "",
-        "@njit(cache=True, nogil=True)",
+        INTERNAL,
         f"def group({', '.join(q + ['n', 'wide', 'err'])}):",
         "    errs = np.zeros((n, err.shape[0]), np.uint8)",
         "    outs = List()",
