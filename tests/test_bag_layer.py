@@ -34,23 +34,23 @@ def layer_model(request):
 def test_native_entry_computes_a_layer_of_op_inputs_by_a_library_call():
     # Every input of criteo-fc's layer is an input of the op: the entry calls the library's
     # direct cfunc by address (no per-model code per column, none of the layer's code linked into
-    # the entry) and no pieces().
+    # the entry) and runs no steps.
     from tf_blade.codegen.generate import generate
     spec = json.loads(_cluster(criteo_feature_model(2, dim=4))["cluster"].s.decode())
     source, _ = generate(spec)
     entry = source[source.index("def entry("):]
-    assert "run_direct(" in entry and ".plan(" not in entry and "pieces(" not in entry
+    assert "run_direct(" in entry and ".plan(" not in entry and ".part(" not in entry and "outs = " not in entry
     assert "fill_into(" not in entry and "carray(ptr_from_int(in_ptrs" not in entry
 
 
 def test_native_entry_fills_a_layer_of_computed_columns_in_place():
-    # wide & deep's layer reads numeric columns made inside the op: its pieces come from pieces()
-    # and the template plans and fills it.
+    # wide & deep's layer reads numeric columns made inside the op: the entry runs the steps that
+    # make them, then the template plans and fills the layer.
     from tf_blade.codegen.generate import generate
     spec = json.loads(_cluster(criteo_wdl_model(3, 2, dim=4, hidden=(8,)))["cluster"].s.decode())
     source, templates = generate(spec)
     entry = source[source.index("def entry("):]
-    assert ".plan(" in entry and ".fill_into(" in entry and "pieces(" in entry
+    assert ".plan(" in entry and ".fill_into(" in entry and "outs = " in entry and "pieces(" not in source
     assert "run_direct(" not in entry
     assert any("def fill_into(plan, out):" in t for t in templates.values())
 

@@ -34,7 +34,7 @@ class SpecNode:
 
 
 # Functions only compiled code calls: no CPython wrapper, which Numba would otherwise compile
-# with each (boxing every array of a returned tuple: 4 s of wide & deep's failed_pieces()).
+# with each (boxing every array of a returned tuple: 4 s of wide & deep's failure function).
 INTERNAL = "@njit(cache=True, nogil=True, no_cpython_wrapper=True)"
 
 
@@ -161,7 +161,7 @@ def generate(spec: dict):
     for i, inp in enumerate(spec["inputs"]):
         values[f"in:{i}"] = Value(f"a{i}", numpy_name(inp["dtype"]), inp["rank"])
         params += _vars(values[f"in:{i}"])
-    # Lines return FAIL on error: body and pieces fail with different tuples.
+    # Lines return FAIL on error: body returns empty results, the native entry an error code.
     lines, last_lines = [], []
     for n, members in enumerate(steps):
         out = last_lines if members[0] in deferred else lines
@@ -206,38 +206,32 @@ def generate(spec: dict):
         lines.insert(0, f"wide = solo and {' + '.join(data)} >= {PARALLEL_MIN_ELEMENTS}")
     writers = {pos: _direct_writer(spec, parts[i], lowerings) for i, (pos, axis) in deferred.items() if axis is None}
     direct = {pos: found for pos, found in writers.items() if found is not None}
-    # Every output planned from the op's inputs and nothing else to run: no pieces to call.
-    needs_pieces = runs_parts or len(direct) < len(spec["outputs"])
-    entry = _native_entry(spec, out_meta, {pos: (axis, spec["nodes"][parts[i].nodes[-1]]["name"], template_of[parts[i].key],
-                                                 sum(len(_vars(values[r])) for r in parts[i].inputs),
-                                                 _is_parallel(spec, parts[i], lowerings))
-                                           for i, (pos, axis) in deferred.items()}, direct, needs_pieces, em)
-    src = _header(em) + [f"import {name}" for name in sorted(templates)]
-    src += _fail_function("failed_body", fail) + [
-        "", "", "@njit(cache=True, nogil=True)", f"def body({', '.join(params + ['solo', 'err'])}):"]
-    src += _with_fail(lines + last_lines, "failed_body()") + [f"    return ({returns})", ""]
+    # Every output planned from the op's inputs and nothing else to run: the entry runs no steps.
+    runs_steps = runs_parts or len(direct) < len(spec["outputs"])
+    steps, outs = lines + last_lines, f"({returns})"
     if deferred:
-        # pieces(): body without the concats that make outputs; the native entry concatenates
-        # their pieces straight into TensorFlow's output buffers (one copy fewer).
-        piece_out, piece_fail = [], []
+        # The entry runs body's steps but the concats and writers that make outputs: it
+        # concatenates their pieces (or plans and fills) straight into TF's buffers (one copy fewer).
+        piece_out = []
         for k, ref in enumerate(spec["outputs"]):
             part = next((parts[i] for i, (pos, _) in deferred.items() if pos == k), None)
             if k in direct:  # planned in the entry from the op's inputs
                 piece_out.append("0")
-                piece_fail.append("0")
             elif part is None:
                 piece_out.append(values[ref].var)
-                piece_fail.append(_empty(*_meta(spec, ref)))
             else:
                 piece_out.append("(" + "".join(f"np.ascontiguousarray({x}), " for r in part.inputs for x in _vars(values[r])) + ")")
-                piece_fail.append("(" + "".join(_empty(*_meta(spec, r)) + ", " for r in part.inputs) + ")")
         if writes:  # a writer's plan runs in the entry: it takes this call's ``wide``
             piece_out.append("wide")
-            piece_fail.append("False")
-        src += _fail_function("failed_pieces", "(" + "".join(f + ", " for f in piece_fail) + ")")
-        src += ["", "", INTERNAL, f"def pieces({', '.join(params + ['solo', 'err'])}):"]
-        src += _with_fail(lines, "failed_pieces()")
-        src += [f"    return ({''.join(p + ', ' for p in piece_out)})", ""]
+        steps, outs = lines, "(" + "".join(p + ", " for p in piece_out) + ")"
+    deferred_meta = {pos: (axis, spec["nodes"][parts[i].nodes[-1]]["name"], template_of[parts[i].key],
+                           sum(len(_vars(values[r])) for r in parts[i].inputs), _is_parallel(spec, parts[i], lowerings))
+                     for i, (pos, axis) in deferred.items()}
+    entry = _native_entry(spec, out_meta, deferred_meta, direct, steps if runs_steps else None, outs, em)
+    src = _header(em) + [f"import {name}" for name in sorted(templates)]
+    src += _fail_function("failed_body", fail) + [
+        "", "", "@njit(cache=True, nogil=True)", f"def body({', '.join(params + ['solo', 'err'])}):"]
+    src += _with_fail(lines + last_lines, "failed_body()") + [f"    return ({returns})", ""]
     src += entry
     return "\n".join(src), templates
 
@@ -405,13 +399,16 @@ def _group_module(template: str, n_args: int, fail: str):
     return "tf_blade_group_" + hashlib.sha256(source.encode()).hexdigest()[:16], source
 
 
-def _native_entry(spec, out_meta, deferred, direct, needs_pieces, em) -> List[str]:
-    """The C-callable wrapper: raw pointers -> arrays, body(), outputs into TF-allocated tensors.
+def _native_entry(spec, out_meta, deferred, direct, steps, outs, em) -> List[str]:
+    """The C-callable wrapper: raw pointers -> arrays, body's ``steps`` (None: nothing to run)
+    making ``outs``, outputs into TF-allocated tensors. The steps are written out here, not
+    called: a called function's code is optimized and emitted again in every caller (Numba
+    links callees' IR), which made the entry half of a new model's LLVM time.
     ``deferred``: {output position: (axis, node name, template, number of piece values, whether
     the template takes ``wide``)} of outputs concatenated (axis) or planned and filled (axis
     None) here, in place; ``direct``: {output position: (writer node, its inputs' cluster input
     indices, its lowering)} of those the lowering's library code computes from the op's input
-    pointers themselves (no arrays, no pieces).
+    pointers themselves (no arrays, no steps).
     ``em``: the cluster module's, for the constants and kernels of those."""
     lines = [
         "",
@@ -424,8 +421,7 @@ def _native_entry(spec, out_meta, deferred, direct, needs_pieces, em) -> List[st
         "def entry(in_ptrs, in_shapes, ctx, alloc, errbuf):",
         "    err = carray(errbuf, (1024,))",
     ]
-    args = []
-    for i, inp in enumerate(spec["inputs"] if needs_pieces else ()):
+    for i, inp in enumerate(spec["inputs"] if steps is not None else ()):
         rank = inp["rank"]
         dims = [f"in_shapes[{i} * MAX_RANK + {d}]" for d in range(rank)] or ["1"]
         shape = "(" + ", ".join(dims) + ",)"
@@ -438,19 +434,14 @@ def _native_entry(spec, out_meta, deferred, direct, needs_pieces, em) -> List[st
                 f"    a{i}_dat = a{i}_off[:0]",
                 f"    a{i} = np.arange(n{i}).reshape({shape})",
             ]
-            args += [f"a{i}", f"a{i}_off", f"a{i}_dat"]
         else:
             lines.append(f"    a{i} = carray(ptr_from_int(in_ptrs[{2 * i}], np.{dtype}), {shape})")
-            args.append(f"a{i}")
-    if needs_pieces:
-        lines += [
-            # The native op says in the spare last pointer slot whether other calls run (or ran
-            # alongside one lately): then this one keeps to its thread, the cores are busy already.
-            # (A direct writer reads that slot itself.)
-            f"    solo = in_ptrs[{2 * len(spec['inputs'])}] == 0",
-            f"    outs = {'pieces' if deferred else 'body'}({', '.join(args + ['solo', 'err'])})",
-            "    if err[0] != 0:",
-            "        return 1"]
+    if steps is not None:
+        # The native op says in the spare last pointer slot whether other calls run (or ran
+        # alongside one lately): then this one keeps to its thread, the cores are busy already.
+        # (A direct writer reads that slot itself.)
+        lines.append(f"    solo = in_ptrs[{2 * len(spec['inputs'])}] == 0")
+        lines += _with_fail(steps, "1") + [f"    outs = {outs}"]
     if len(direct) < len(out_meta):
         lines.append("    dims = np.empty(MAX_RANK, np.int64)")
     for k, (dtype, rank) in enumerate(out_meta):
