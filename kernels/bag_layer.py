@@ -323,8 +323,9 @@ def _call_direct(typingctx, address, in_ptrs, in_shapes, spec, ctx, alloc, errbu
 
 
 def run_direct(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, dtype):
-    """The direct cfunc of ``dtype`` (np.float32) on the entry's arguments and the spec array
-    ``spec`` (a constant of the generated module): the entry's return code."""
+    """The direct cfunc of ``dtype`` (np.float32) on the entry's arguments (or on the slot
+    arrays of ``with_values``) and the spec array ``spec`` (a constant of the generated module):
+    the entry's return code."""
 
 
 @overload(run_direct)
@@ -340,4 +341,31 @@ def _run_direct_impl(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, dtype):
             return 1
         return _call_direct(address, in_ptrs, in_shapes, ptr_from_int(spec.ctypes.data, np.int64), ctx, alloc, errbuf)
 
-    return impl
+    def slots_impl(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, dtype):  # alive for the call: its arguments
+        return run_direct(ptr_from_int(in_ptrs.ctypes.data, np.int64), ptr_from_int(in_shapes.ctypes.data, np.int64),
+                          spec, ctx, alloc, errbuf, dtype)
+
+    return slots_impl if isinstance(in_ptrs, types.Array) else impl
+
+
+@njit(cache=True, nogil=True)
+def with_values(in_ptrs, in_shapes, n_in, n_values):
+    """(pointer slots, shape slots) in the op's layout (runtime/abi.py) for ``n_in`` op inputs
+    and then ``n_values`` values the op made (set by ``value_slot``), with the op's spare last
+    slot: wide & deep's layer reads its numeric columns from the op's own steps."""
+    n = n_in + n_values
+    ptrs = np.zeros(2 * n + 1, np.int64)
+    shapes = np.zeros(MAX_RANK * n, np.int64)
+    ptrs[:2 * n_in] = carray(in_ptrs, (2 * n_in,))
+    ptrs[2 * n] = in_ptrs[2 * n_in]
+    shapes[:MAX_RANK * n_in] = carray(in_shapes, (MAX_RANK * n_in,))
+    return ptrs, shapes
+
+
+@njit(cache=True, nogil=True)
+def value_slot(ptrs, shapes, slot, value):
+    """Slot ``slot`` of ``with_values``' arrays: ``value``, a C-contiguous [rows, width] array
+    that must outlive the direct call."""
+    ptrs[2 * slot] = value.ctypes.data
+    shapes[slot * MAX_RANK] = value.shape[0]
+    shapes[slot * MAX_RANK + 1] = value.shape[1]

@@ -43,16 +43,15 @@ def test_native_entry_computes_a_layer_of_op_inputs_by_a_library_call():
     assert "fill_into(" not in entry and "carray(ptr_from_int(in_ptrs" not in entry
 
 
-def test_native_entry_fills_a_layer_of_computed_columns_in_place():
+def test_native_entry_gives_the_library_call_the_columns_the_op_computed():
     # wide & deep's layer reads numeric columns made inside the op: the entry runs the steps that
-    # make them, then the template plans and fills the layer.
+    # make them and hands their buffers to the same library call, in slots after the op's inputs.
     from tf_blade.codegen.generate import generate
     spec = json.loads(_cluster(criteo_wdl_model(3, 2, dim=4, hidden=(8,)))["cluster"].s.decode())
     source, templates = generate(spec)
     entry = source[source.index("def entry("):]
-    assert ".plan(" in entry and ".fill_into(" in entry and "outs = " in entry and "pieces(" not in source
-    assert "run_direct(" not in entry
-    assert any("def fill_into(plan, out):" in t for t in templates.values())
+    assert "run_direct(" in entry and entry.count("value_slot(") == 2 and "outs = " in entry
+    assert ".plan(" not in entry and ".fill_into(" not in entry and "pieces(" not in source
 
 
 def _cluster(module):

@@ -1,5 +1,6 @@
 """A serving process keeps serving (issue 6): kernels that fail to compile, broken caches."""
 import os
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -13,7 +14,7 @@ from tf_blade.examples import column_names, criteo_feature_model, synthetic_batc
 from tf_blade.runtime import compiler
 from tf_blade.runtime.threads import parallel_enabled
 
-from conftest import op_counts
+from conftest import op_counts, running_nodes
 
 COLUMNS = 2
 
@@ -59,6 +60,15 @@ _SERVE = textwrap.dedent("""
 """)
 
 
+def _with_native_op(cache):
+    """``cache``, holding this session's build of the native op (each build is ~9 s of g++; the
+    caches under test are the kernels')."""
+    from tf_blade.runtime import native
+    built = os.path.dirname(native.build())
+    shutil.copytree(built, os.path.join(cache, "native", os.path.basename(built)))
+    return cache
+
+
 def _serve(cache, **extra_env):
     env = dict(os.environ, TF_BLADE_CACHE_DIR=str(cache), TF_CPP_MIN_LOG_LEVEL="3", **extra_env)
     result = subprocess.run([sys.executable, "-c", _SERVE.format(columns=COLUMNS)], env=env,
@@ -84,8 +94,8 @@ def _runs_parallel(source_path):
 
 
 def test_corrupt_and_read_only_caches_still_serve(tmp_path):
-    cache = tmp_path / "cache"
-    _serve(cache)  # fills the cache: native op, generated sources, Numba's machine code
+    cache = _with_native_op(tmp_path / "cache")
+    _serve(cache)  # fills the cache: generated sources, Numba's machine code
     if parallel_enabled():  # the two columns ran as one layer op, its row blocks in parallel
         assert any(_runs_parallel(p) for p in _kernel_files(str(cache)) if p.endswith(".py"))
     cached = [p for p in _kernel_files(str(cache)) if p.endswith((".nbi", ".nbc"))]
@@ -101,9 +111,30 @@ def test_corrupt_and_read_only_caches_still_serve(tmp_path):
     assert "is not writable" in _serve(blocked / "cache")
 
 
+@pytest.mark.parametrize("failed_loads", [1, 2])
+def test_a_failed_load_clears_the_models_caches_before_the_kernel_librarys(module, monkeypatch, failed_loads):
+    # Clearing the library's cache costs every process on the machine a cold compile (~45 s):
+    # it goes only when clearing the generated modules' caches was not enough.
+    graph = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"].graph.as_graph_def()
+    (fused,) = [n for n in running_nodes(graph) if n.op == "BladeFusedCall"]
+    cleared, loads = [], []
+
+    def load(key, source, templates):
+        loads.append(key)
+        if len(loads) <= failed_loads:
+            raise EOFError("a truncated cache file")
+        return "module"
+    monkeypatch.setattr(compiler, "_load", load)
+    monkeypatch.setattr(compiler, "_clear_disk_caches", lambda templates, library: cleared.append(library))
+    monkeypatch.setattr(compiler, "_modules", {})
+    with pytest.warns(RuntimeWarning, match="clearing its disk cache"):
+        assert compiler.load_kernel(fused.attr["cluster"].s.decode()) == "module"
+    assert cleared == [False, True][:failed_loads] and len(loads) == failed_loads + 1
+
+
 def test_without_parallel_columns_results_are_the_same(tmp_path):
     # TF_BLADE_PARALLEL=0 (or no TBB) runs a layer's columns one after another, bit-identical
-    _serve(tmp_path / "cache", TF_BLADE_PARALLEL="0")
+    _serve(_with_native_op(tmp_path / "cache"), TF_BLADE_PARALLEL="0")
     sources = [p for p in _kernel_files(str(tmp_path / "cache")) if p.endswith(".py")]
     assert _cluster_sources(tmp_path / "cache") and not any(map(_runs_parallel, sources))
 

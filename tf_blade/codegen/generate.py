@@ -204,7 +204,7 @@ def generate(spec: dict):
     if any(name.startswith("tf_blade_group_") for name in templates) or any(_is_parallel(spec, p, lowerings) for p in parts):
         data = [f"a{i}.size" for i, inp in enumerate(spec["inputs"]) if not inp.get("read_variable")] or ["0"]
         lines.insert(0, f"wide = solo and {' + '.join(data)} >= {PARALLEL_MIN_ELEMENTS}")
-    writers = {pos: _direct_writer(spec, parts[i], lowerings) for i, (pos, axis) in deferred.items() if axis is None}
+    writers = {pos: _direct_writer(spec, parts[i], lowerings, values) for i, (pos, axis) in deferred.items() if axis is None}
     direct = {pos: found for pos, found in writers.items() if found is not None}
     # Every output planned from the op's inputs and nothing else to run: the entry runs no steps.
     runs_steps = runs_parts or len(direct) < len(spec["outputs"])
@@ -287,19 +287,20 @@ def _writer(spec, part: Part, lowerings):
     return None
 
 
-def _direct_writer(spec, part: Part, lowerings):
-    """(writer node, its inputs' cluster input indices, its lowering) when the native entry can
-    plan and fill the writer of ``part`` from the op's own inputs (the lowering's
-    ``emit_direct``), else None."""
+def _direct_writer(spec, part: Part, lowerings, values):
+    """(writer node, its inputs: cluster input indices or, for values the op makes, their
+    variables in ``values``, its lowering) when the native entry can plan and fill the writer
+    of ``part`` by the lowering's ``emit_direct``, else None."""
     writer = _writer(spec, part, lowerings)
     if writer is None:
         return None
     raw = spec["nodes"][writer]
     low = lowerings[raw["op"]]
     inputs = [int(r[3:]) if r.startswith("in:") else None for r in raw["inputs"]]
-    if not hasattr(low, "emit_direct") or not low.reads_inputs_only(SpecNode(raw), inputs):
+    metas = [_meta(spec, r) for r in raw["inputs"]]
+    if not hasattr(low, "emit_direct") or not low.direct_inputs_ok(SpecNode(raw), inputs, metas):
         return None
-    return raw, inputs, low
+    return raw, [values[r].var if at is None else at for r, at in zip(raw["inputs"], inputs)], low
 
 
 def _deferred_outputs(spec, parts: List[Part], lowerings) -> Dict[int, tuple]:
@@ -406,9 +407,9 @@ def _native_entry(spec, out_meta, deferred, direct, steps, outs, em) -> List[str
     links callees' IR), which made the entry half of a new model's LLVM time.
     ``deferred``: {output position: (axis, node name, template, number of piece values, whether
     the template takes ``wide``)} of outputs concatenated (axis) or planned and filled (axis
-    None) here, in place; ``direct``: {output position: (writer node, its inputs' cluster input
-    indices, its lowering)} of those the lowering's library code computes from the op's input
-    pointers themselves (no arrays, no steps).
+    None) here, in place; ``direct``: {output position: (writer node, its inputs: cluster input
+    indices or the variables of values the steps made, its lowering)} of those the lowering's
+    library code computes from input pointers (no template plan, no fill_into).
     ``em``: the cluster module's, for the constants and kernels of those."""
     lines = [
         "",

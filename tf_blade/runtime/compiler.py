@@ -43,11 +43,17 @@ def load_kernel(spec_text: str):
                 module = _load(key, source, templates)
             except Exception as e:
                 # A truncated or foreign Numba cache file fails the load; drop the disk caches
-                # and compile from source once more (a real compile error fails again).
+                # and compile from source again (a real compile error fails again). The
+                # generated modules' caches go first: the kernel library's (a cold compile of
+                # ~45 s for every process on the machine) only if that was not enough.
                 warnings.warn(f"tf_blade: loading kernel {key} failed ({type(e).__name__}: {e}); "
                               "clearing its disk cache and compiling again", RuntimeWarning)
-                _clear_disk_caches(templates)
-                module = _load(key, source, templates)
+                _clear_disk_caches(templates, library=False)
+                try:
+                    module = _load(key, source, templates)
+                except Exception:
+                    _clear_disk_caches(templates, library=True)
+                    module = _load(key, source, templates)
             _modules[key] = module
             compile_count += 1
         return module
@@ -60,11 +66,13 @@ def _load(key, source, templates):
     return _import(f"tf_blade_kernel_{key}", _write_source(f"k_{key}", source))
 
 
-def _clear_disk_caches(templates):
+def _clear_disk_caches(templates, library: bool):
+    """Deletes Numba's cache files of the generated modules, and with ``library`` those of the
+    kernel library's folder too."""
     from .. import kernels
     for name in templates:
         sys.modules.pop(name, None)
-    for folder in (_kernel_folder(), os.path.dirname(kernels.__file__)):
+    for folder in [_kernel_folder()] + ([os.path.dirname(kernels.__file__)] if library else []):
         pycache = os.path.join(folder, "__pycache__")
         for entry in os.listdir(pycache) if os.path.isdir(pycache) else ():
             if entry.endswith((".nbi", ".nbc")):

@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..registry import Lowering, lowering
-from ...kernels.bag_layer import BAG, DIRECT_DTYPES, compile_blocks, compile_direct, direct_spec
+from ...kernels.bag_layer import BAG, DENSE, DIRECT_DTYPES, compile_blocks, compile_direct, direct_spec
 from ...runtime.threads import parallel_enabled
 
 
@@ -44,34 +44,51 @@ class StringBagLayerLowering(Lowering):
         return [ids, raw, tabs, kind, buckets, modes, layout] + (["wide"] if parallel_enabled() else []), rows, width
 
     @staticmethod
-    def reads_inputs_only(node, inputs):
+    def direct_inputs_ok(node, inputs, metas):
         """Whether ``emit_direct`` can compute this layer: ``inputs`` (its inputs' cluster input
-        indices, None where another op makes one) are all the op's own inputs, with no runtime
-        shape vectors, and its dtype has a direct cfunc."""
-        return None not in inputs and len(inputs) == node.attrs["kind"].count(BAG) + len(node.attrs["kind"]) \
-            and node.out_dtypes[0] in DIRECT_DTYPES
+        indices, None where the op makes one; ``metas`` their (dtype, rank)) are the op's own
+        inputs but for numeric columns' [rows, width] values of the layer's dtype, there are no
+        runtime shape vectors, and its dtype has a direct cfunc."""
+        kinds, dtype = node.attrs["kind"], node.out_dtypes[0]
+        n_bags = kinds.count(BAG)
+        if len(inputs) != n_bags + len(kinds) or dtype not in DIRECT_DTYPES:
+            return False
+        return all(at is not None or (i >= n_bags and kinds[i - n_bags] == DENSE and metas[i] == (dtype, 2))
+                   for i, at in enumerate(inputs))
 
     def emit_direct(self, node, inputs, ranks, output, min_elements, em):
-        """For the native entry when ``reads_inputs_only``: one call of the library's direct cfunc
+        """For the native entry when ``direct_inputs_ok``: one call of the library's direct cfunc
         (kernels/bag_layer.py) plans the layer from the op's input pointers, allocates output
         ``output`` and fills it, wide when the op runs alone and it reads ``min_elements`` or more.
-        Returns the variable holding the entry's return code."""
+        ``inputs``: op input indices, or the entry's variables holding values the op made (they
+        join the op's pointers in slots after its inputs). Returns the variable holding the
+        entry's return code."""
         dtype = node.out_dtypes[0]
         compile_direct(dtype)
         if parallel_enabled():
             compile_blocks(dtype)  # the task fill_wide hands the op's threads
         kinds = node.attrs["kind"]
+        slot = {var: len(ranks) + j for j, var in enumerate(dict.fromkeys(x for x in inputs if isinstance(x, str)))}
         strings = iter(inputs[:kinds.count(BAG)])
         columns = []
         for kind, table in zip(kinds, inputs[kinds.count(BAG):]):
             s = next(strings) if kind == BAG else -1
-            columns.append([s, ranks[s] if s >= 0 else 0, table])
+            columns.append([s, ranks[s] if s >= 0 else 0, slot.get(table, table)])
         wide_from = min_elements if parallel_enabled() else np.iinfo(np.int64).max
-        spec = direct_spec(len(ranks), output, wide_from, columns,
+        spec = direct_spec(len(ranks) + len(slot), output, wide_from, columns,
                            *(node.attrs[a] for a in ("kind", "num_buckets", "mode", "n_targets", "program")))
+        ptrs, shapes = "in_ptrs", "in_shapes"
+        if slot:
+            ptrs, shapes = em.tmp("ptrs"), em.tmp("shapes")
+            em.line(f"{ptrs}, {shapes} = {em.kernel('bag_layer', 'with_values')}(in_ptrs, in_shapes, "
+                    f"np.int64({len(ranks)}), np.int64({len(slot)}))")
+            for var, at in slot.items():  # step outputs: C-contiguous (parts return ascontiguousarray)
+                em.line(f"{em.kernel('bag_layer', 'value_slot')}({ptrs}, {shapes}, np.int64({at}), {var})")
         rc = em.tmp("rc")
-        em.line(f"{rc} = {em.kernel('bag_layer', 'run_direct')}(in_ptrs, in_shapes, {em.const(spec)}, ctx, alloc, "
+        em.line(f"{rc} = {em.kernel('bag_layer', 'run_direct')}({ptrs}, {shapes}, {em.const(spec)}, ctx, alloc, "
                 f"errbuf, np.{dtype})")
+        if slot:  # read after the call, the values stay alive across it
+            em.line(f"{rc} += 0 * ({' + '.join(f'{var}.shape[0]' for var in slot)})")
         return rc
 
     def emit_fill(self, node, plan, out, em):
