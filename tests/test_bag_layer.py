@@ -54,6 +54,28 @@ def test_native_entry_gives_the_library_call_the_columns_the_op_computed():
     assert ".plan(" not in entry and ".fill_into(" not in entry and "pieces(" not in source
 
 
+def test_a_layer_the_library_cannot_take_is_planned_and_filled_by_its_template(monkeypatch, rng):
+    # Layers with runtime shape vectors, strings made inside the op or another dtype keep the
+    # template's plan and fill_into in the entry; forced here on wide & deep's layer.
+    from tf_blade.codegen.generate import generate
+    from tf_blade.codegen.lowerings import string_bag_layer
+    from tf_blade.examples import synthetic_numeric
+    from tf_blade.runtime import compiler
+    monkeypatch.setattr(string_bag_layer, "DIRECT_DTYPES", ())
+    monkeypatch.setattr(compiler, "_modules", {})
+    module = criteo_wdl_model(2, 3, dim=4, hidden=(8,))
+    optimized = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
+    (fused,) = [n for n in running_nodes(optimized.graph.as_graph_def()) if n.op == "BladeFusedCall"]
+    source, _ = generate(json.loads(fused.attr["cluster"].s.decode()))
+    entry = source[source.index("def entry("):]
+    assert ".plan(" in entry and ".fill_into(" in entry and "run_direct(" not in entry
+    for rows in (0, 3, 700):
+        seed = int(rng.integers(1 << 30))
+        batch = {k: tf.constant(v) for k, v in {**synthetic_batch(rows, 2, seed=seed),
+                                                 **synthetic_numeric(rows, 3, seed=seed)}.items()}
+        np.testing.assert_array_equal(optimized(**batch)["logit"].numpy(), module.serve(**batch)["logit"].numpy())
+
+
 def _cluster(module):
     graph = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"].graph.as_graph_def()
     (fused,) = [n for n in running_nodes(graph) if n.op == "BladeFusedCall"]
