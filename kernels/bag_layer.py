@@ -15,6 +15,7 @@ bag.
 import numpy as np
 from llvmlite import ir
 from numba import carray, cfunc, njit, types
+from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload
 from numba.typed import List
 
@@ -362,10 +363,20 @@ def with_values(in_ptrs, in_shapes, n_in, n_values):
     return ptrs, shapes
 
 
-@njit(cache=True, nogil=True)
 def value_slot(ptrs, shapes, slot, value):
     """Slot ``slot`` of ``with_values``' arrays: ``value``, a C-contiguous [rows, width] array
-    that must outlive the direct call."""
-    ptrs[2 * slot] = value.ctypes.data
-    shapes[slot * MAX_RANK] = value.shape[0]
-    shapes[slot * MAX_RANK + 1] = value.shape[1]
+    (typed so, or it does not compile: the layer reads it by pointer) that must outlive the
+    direct call."""
+
+
+@overload(value_slot)
+def _value_slot_impl(ptrs, shapes, slot, value):
+    if not (isinstance(value, types.Array) and value.ndim == 2 and value.layout == "C"):
+        raise TypingError(f"value_slot takes a C-contiguous 2-D array, not {value}")
+
+    def impl(ptrs, shapes, slot, value):
+        ptrs[2 * slot] = value.ctypes.data
+        shapes[slot * MAX_RANK] = value.shape[0]
+        shapes[slot * MAX_RANK + 1] = value.shape[1]
+
+    return impl

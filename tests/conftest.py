@@ -152,17 +152,33 @@ def rng():
     return np.random.default_rng(seed)
 
 
+def optimize_uncompiled(model, **options):
+    """``tf_blade.optimize`` with its kernels left uncompiled, for tests that read the rewritten
+    graph and never run it: a model's compile is 5-100 s of CI. Run anyway, a fused op would
+    compile its kernel on its first call."""
+    import tf_blade
+    from tf_blade.runtime import compiler
+    real = compiler.load_kernel
+    compiler.load_kernel = lambda spec_text: None
+    try:
+        return tf_blade.optimize(model, **options)
+    finally:
+        compiler.load_kernel = real
+
+
+def fused_specs(model, signature="serving_default", **options):
+    """The cluster specs (before the spec rewrites) of the fused ops ``optimize_uncompiled``
+    makes of ``model``."""
+    import json
+    graph = optimize_uncompiled(model, **options).signatures[signature].graph.as_graph_def()
+    return [json.loads(n.attr["cluster"].s.decode()) for n in running_nodes(graph) if n.op == "BladeFusedCall"]
+
+
 def hashed_column_spec(dtype):
     """The fused cluster's spec (before the spec rewrites) of one hashed embedding column."""
-    import json
-
-    import tf_blade
     from tf_blade.examples import criteo_feature_model
-    module = criteo_feature_model(1, dim=4, dtype=dtype)
-    graph = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"].graph.as_graph_def()
-    fused = [n for n in running_nodes(graph) if n.op == "BladeFusedCall"]
-    assert len(fused) == 1
-    return json.loads(fused[0].attr["cluster"].s.decode())
+    (spec,) = fused_specs(criteo_feature_model(1, dim=4, dtype=dtype).serve, bridge="native")
+    return spec
 
 
 def running_nodes(graph_def):

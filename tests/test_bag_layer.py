@@ -9,7 +9,7 @@ import tensorflow as tf
 from numba.typed import List
 
 import tf_blade
-from conftest import running_nodes
+from conftest import fused_specs, running_nodes
 from test_string_bag import POOL
 from tf_blade.feature_column import SPEC_REWRITES
 from tf_blade.examples import column_names, criteo_feature_model, criteo_wdl_model, synthetic_batch
@@ -36,7 +36,7 @@ def test_native_entry_computes_a_layer_of_op_inputs_by_a_library_call():
     # direct cfunc by address (no per-model code per column, none of the layer's code linked into
     # the entry) and runs no steps.
     from tf_blade.codegen.generate import generate
-    spec = json.loads(_cluster(criteo_feature_model(2, dim=4))["cluster"].s.decode())
+    spec = _spec(criteo_feature_model(2, dim=4))
     source, _ = generate(spec)
     entry = source[source.index("def entry("):]
     assert "run_direct(" in entry and ".plan(" not in entry and ".part(" not in entry and "outs = " not in entry
@@ -47,7 +47,7 @@ def test_native_entry_gives_the_library_call_the_columns_the_op_computed():
     # wide & deep's layer reads numeric columns made inside the op: the entry runs the steps that
     # make them and hands their buffers to the same library call, in slots after the op's inputs.
     from tf_blade.codegen.generate import generate
-    spec = json.loads(_cluster(criteo_wdl_model(3, 2, dim=4, hidden=(8,)))["cluster"].s.decode())
+    spec = _spec(criteo_wdl_model(3, 2, dim=4, hidden=(8,)))
     source, templates = generate(spec)
     entry = source[source.index("def entry("):]
     assert "run_direct(" in entry and entry.count("value_slot(") == 2 and "outs = " in entry
@@ -76,10 +76,9 @@ def test_a_layer_the_library_cannot_take_is_planned_and_filled_by_its_template(m
         np.testing.assert_array_equal(optimized(**batch)["logit"].numpy(), module.serve(**batch)["logit"].numpy())
 
 
-def _cluster(module):
-    graph = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"].graph.as_graph_def()
-    (fused,) = [n for n in running_nodes(graph) if n.op == "BladeFusedCall"]
-    return fused.attr
+def _spec(module):
+    (spec,) = fused_specs(module.serve, bridge="native")
+    return spec
 
 
 def _call(fn, batch):
@@ -87,7 +86,7 @@ def _call(fn, batch):
 
 
 def test_dense_features_of_hashed_strings_is_one_layer_op():
-    spec = json.loads(_cluster(criteo_feature_model(N_COLUMNS, dim=4))["cluster"].s.decode())
+    spec = _spec(criteo_feature_model(N_COLUMNS, dim=4))
     for rewrite in SPEC_REWRITES:
         spec, _ = rewrite(spec)
     ops = [n["op"] for n in spec["nodes"]]
@@ -233,3 +232,12 @@ def test_numeric_columns_among_the_bags_are_copied_into_the_layer(rng):
         want = stock(tensors)
         got = optimized(*(tensors[k] for k in sorted(tensors)))  # the flattened dict, in key order; a tensor back
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+    # A numeric column of another batch size fails in the layer's plan with TF's concat error.
+    tensors["n1"] = tf.constant(rng.standard_normal((rows + 1, 3)).astype(np.float32))
+    messages = []
+    for call in (lambda: stock(tensors), lambda: optimized(*(tensors[k] for k in sorted(tensors)))):
+        with pytest.raises(tf.errors.InvalidArgumentError) as e:
+            call()
+        messages.append(re.findall(r"ConcatOp : [^\n]*", e.value.message)[:1])
+    assert messages[0] == messages[1] == [f"ConcatOp : Dimension 0 in both shapes must be equal: shape[0] = "
+                                          f"[{rows},1] vs. shape[1] = [{rows + 1},3]"]

@@ -1,16 +1,13 @@
 """The fused embedding-bag: kernel against TF's own chain, and the spec rewrite that uses it."""
-import json
-
 import numpy as np
 import pytest
 import tensorflow as tf
 
-import tf_blade
 from tf_blade.feature_column import embedding_bag as rewrite
 from tf_blade.kernels.embedding_bag import embedding_bag
 from tf_blade.kernels.errors import error_text, new_error_buffer
 
-from conftest import COLUMNS, dense_features_function, running_nodes
+from conftest import COLUMNS, dense_features_function, fused_specs
 
 COMBINERS = {0: "sum", 1: "mean", 2: "sqrtn"}
 
@@ -67,15 +64,9 @@ def test_kernel_bad_input_matches_tf_error(indices, ids, shape):
                  np.array(shape, np.int64), tf.constant(table), "mean")
 
 
-def _cluster_spec(opt):
-    gd = opt.signatures["serving_default"].graph.as_graph_def()
-    (fused,) = [n for n in running_nodes(gd) if n.op == "BladeFusedCall"]
-    return json.loads(fused.attr["cluster"].s)
-
-
 def test_rewrite_fuses_every_column_and_drops_the_chain():
     fn, _ = dense_features_function()
-    spec = _cluster_spec(tf_blade.optimize(fn, bridge="native"))
+    (spec,) = fused_specs(fn, bridge="native")
     fused, count = rewrite.fuse_embedding_bags(spec)
     ops = [n["op"] for n in fused["nodes"]]
     assert count == len(COLUMNS) == ops.count(rewrite.FUSED_OP)
@@ -85,7 +76,7 @@ def test_rewrite_fuses_every_column_and_drops_the_chain():
 
 def test_rewrite_leaves_a_foreign_select_alone():
     fn, _ = dense_features_function()
-    spec = _cluster_spec(tf_blade.optimize(fn, bridge="native"))
+    (spec,) = fused_specs(fn, bridge="native")
     # Swap one Select's branches: it now keeps the default row and zeroes the others.
     victim = next(n for n in spec["nodes"] if n["op"] == "Select")
     victim["inputs"][1], victim["inputs"][2] = victim["inputs"][2], victim["inputs"][1]

@@ -7,7 +7,7 @@ import tensorflow as tf
 import tf_blade
 from tf_blade.runtime import compiler
 
-from conftest import COLUMNS, dense_features_function, flat_inputs, op_counts, random_batch
+from conftest import COLUMNS, dense_features_function, flat_inputs, op_counts, optimize_uncompiled, random_batch
 
 FEATURE_COLUMN_OPS = {
     "AsString", "StringToHashBucketFast", "NotEqual", "Where", "GatherNd", "SparseReshape",
@@ -110,7 +110,7 @@ def test_training_graph_is_left_alone():
 
 def test_min_cluster_size_and_deny_list(model):
     assert tf_blade.optimize(model, min_cluster_size=10**6).report.fused_ops == 0
-    denied = tf_blade.optimize(model, deny_ops={"Unique"}, bridge="numpy")
+    denied = optimize_uncompiled(model, deny_ops={"Unique"}, bridge="numpy")
     counts = op_counts(denied.signatures["serving_default"])
     assert counts["Unique"] == len(COLUMNS)
     assert counts["PyFuncStateless"] >= 1

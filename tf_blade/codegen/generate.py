@@ -8,7 +8,6 @@ err)`` calls the parts in order; its ``entry`` is the C-callable function the na
 from __future__ import annotations
 
 import hashlib
-import re
 from typing import Dict, List
 
 import numpy as np
@@ -47,10 +46,11 @@ def _vars(v: Value) -> List[str]:
     return [v.var, v.off, v.dat] if v.is_string else [v.var]
 
 
-def _empty(dtype, rank) -> str:
+def _empties(dtype, rank) -> List[str]:
+    """The empty arrays standing for a value of ``dtype`` and ``rank`` (a string is three)."""
     if dtype == "string":
-        return f"{empty_expr('int64', rank)}, np.zeros(0, np.uint8), np.zeros(0, np.uint8)"  # ids, tstrings
-    return empty_expr(dtype, rank)
+        return [empty_expr("int64", rank), "np.zeros(0, np.uint8)", "np.zeros(0, np.uint8)"]  # ids, tstrings
+    return [empty_expr(dtype, rank)]
 
 
 def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
@@ -198,7 +198,6 @@ def generate(spec: dict):
                 for x in _vars(v):
                     out.append(f"{x} = {result}[{at}]")
                     at += 1
-    fail = _fail_tuple(spec, spec["outputs"])
     returns = "".join(f"{values[ref].var}, " for ref in spec["outputs"])
     runs_parts = bool(lines)  # (before ``wide`` joins them)
     if any(name.startswith("tf_blade_group_") for name in templates) or any(_is_parallel(spec, p, lowerings) for p in parts):
@@ -229,7 +228,7 @@ def generate(spec: dict):
                      for i, (pos, axis) in deferred.items()}
     entry = _native_entry(spec, out_meta, deferred_meta, direct, steps if runs_steps else None, outs, em)
     src = _header(em) + [f"import {name}" for name in sorted(templates)]
-    src += _fail_function("failed_body", fail) + [
+    src += _fail_function("failed_body", spec, spec["outputs"]) + [
         "", "", "@njit(cache=True, nogil=True)", f"def body({', '.join(params + ['solo', 'err'])}):"]
     src += _with_fail(lines + last_lines, "failed_body()") + [f"    return ({returns})", ""]
     src += entry
@@ -256,20 +255,15 @@ def _suffixes(names) -> np.ndarray:
     return out
 
 
-def _fail_function(name: str, fail: str) -> List[str]:
-    """``name()``: the empty results an early return gives. One function called at every failing
-    step, not the tuple written out at each (37 steps of 60 outputs made body 2,200 allocations,
-    which Numba typed and LLVM optimized for ~100 s), and one empty array per dtype and rank
-    shared by every slot (wide & deep's 90 slots took 7 s to compile)."""
-    empties = list(dict.fromkeys(re.findall(_EMPTY_ARRAY, fail)))
-    for i, expr in enumerate(empties):
-        fail = fail.replace(expr, f"e{i}")
-    return ["", "", INTERNAL, f"def {name}():"] + [
-        f"    e{i} = {expr}" for i, expr in enumerate(empties)] + [f"    return {fail}"]
-
-
-# What _empty writes: np.zeros((0, 0), dtype=np.int64), np.zeros(0, np.uint8)
-_EMPTY_ARRAY = r"np\.zeros\(\([0, ]*\), dtype=np\.\w+\)|np\.zeros\(0, np\.uint8\)"
+def _fail_function(name: str, spec, refs) -> List[str]:
+    """``name()``: the empty results of ``refs`` an early return gives. One function called at
+    every failing step, not the tuple written out at each (37 steps of 60 outputs made body 2,200
+    allocations, which Numba typed and LLVM optimized for ~100 s), and one empty array per dtype
+    and rank shared by every slot (wide & deep's 90 slots took 7 s to compile)."""
+    shared: Dict[str, str] = {}  # expression -> its variable
+    slots = [shared.setdefault(e, f"e{len(shared)}") for r in refs for e in _empties(*_meta(spec, r))]
+    return ["", "", INTERNAL, f"def {name}():"] + [f"    {v} = {e}" for e, v in shared.items()] + [
+        f"    return ({''.join(v + ', ' for v in slots)})"]
 
 
 def _with_fail(lines, fail: str) -> List[str]:
@@ -353,7 +347,7 @@ def _part_args(spec, part: Part, values, lowerings) -> List[str]:
 
 
 def _fail_tuple(spec, refs) -> str:
-    return "(" + "".join(_empty(*_meta(spec, r)) + ", " for r in refs) + ")"
+    return "(" + "".join(e + ", " for r in refs for e in _empties(*_meta(spec, r))) + ")"
 
 
 def _group_module(template: str, n_args: int, fail: str):
