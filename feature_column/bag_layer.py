@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections import Counter
 from typing import Tuple
 
-from ..kernels.bag_layer import BAG, CONST, DENSE, RUNTIME, STRINGS_DIM, TABLE_DIM
+from ..kernels.bag_layer import BAG, CONST, DENSE, POOLED, RUNTIME, STRINGS_DIM, TABLE_DIM
+from .pooled_gather import FUSED_OP as POOLED_OP
 from .shape_terms import BAG_SHAPE_OP, terms
 from .spec import const_values, producer, replace_matches
 from .string_bag import FUSED_OP as BAG_OP
@@ -73,14 +74,41 @@ def _program(spec, vector, strings, table, runtime):
     return [len(found)] + [x for t in found for x in ((CONST, t[1]) if t[0] == "c" else (kinds[t[1]], t[2]))]
 
 
+def _behind_identities(spec, ref):
+    """(the node making ``ref`` behind Identities, the refs and names of those Identities)."""
+    refs, names = [], []
+    node, _ = producer(spec, ref)
+    while node is not None and node["op"] == "Identity":
+        refs.append(ref)
+        names.append(node["name"])
+        ref = node["inputs"][0]
+        node, _ = producer(spec, ref)
+    return node, ref, refs, names
+
+
+def _pooled(spec, ref):
+    """(pooled gather, [], names of the nodes, refs passed along) when ``ref`` is Keras's pooled
+    embedding of hashed strings, ``_BladePooledGather(table, StringToHashBucketFast(S))`` behind
+    Identities, whose gather was a ResourceGather (it checks every id, as the layer does); else
+    None."""
+    pooled, ref, refs, names = _behind_identities(spec, ref)
+    if pooled is None or pooled["op"] != POOLED_OP or not pooled["attrs"]["strict"]:
+        return None
+    hashing, ids, id_refs, id_names = _behind_identities(spec, pooled["inputs"][1])
+    if hashing is None or hashing["op"] != "StringToHashBucketFast":
+        return None
+    return pooled, [], names + id_names + [pooled["name"], hashing["name"]], refs + id_refs + [ref, ids]
+
+
 def _layer_match(spec, node, readers):
-    """Columns in concat order: a string bag chain read by nothing else is a BAG column; any
-    other input (a numeric column) a DENSE one, copied into place. At least two bags."""
+    """Columns in concat order: a string bag chain read by nothing else is a BAG column, a
+    pooled embedding of hashed strings read by nothing else a POOLED one; any other input (a
+    numeric column) a DENSE one, copied into place. At least two string columns."""
     if node["op"] != "ConcatV2" or node["outputs"][0][1] != 2:
         return None
     if const_values(spec, node["inputs"][-1]) not in ([1], [-1]):
         return None
-    chains = [_chain(spec, ref) for ref in node["inputs"][:-1]]
+    chains = [_chain(spec, ref) or _pooled(spec, ref) for ref in node["inputs"][:-1]]
     chains = [c if c is not None and all(readers[r] == 1 for r in c[3]) else None for c in chains]
     if sum(c is not None for c in chains) < 2:
         return None  # (a bag or reshape read elsewhere would be computed twice: such a column stays dense)
@@ -90,6 +118,14 @@ def _layer_match(spec, node, readers):
         if chain is None:
             columns.append(ref)
             values = (DENSE, 0, 0, 0)
+        elif chain[0]["op"] == POOLED_OP:
+            pooled, _, names, _ = chain
+            table = pooled["inputs"][0]
+            hashing = _behind_identities(spec, pooled["inputs"][1])[0]
+            strings.append(hashing["inputs"][0])
+            columns.append(table)
+            absorbed += names
+            values = (POOLED, hashing["attrs"]["num_buckets"], pooled["attrs"]["mean"], 0)
         else:
             bag, targets, names, _ = chain
             s, new_shape, table = bag["inputs"]

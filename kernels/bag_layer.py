@@ -5,6 +5,8 @@ table_c)), axis=1)`` is computed straight into the layer's output: ``plan`` chec
 the way the bags, Reshapes and ConcatV2 would (same messages, column by column), then ``fill``
 hashes and pools blocks of rows, every column of a block in turn, the blocks in parallel. No
 per-column arrays, no concat, one parallel launch (on TF's intra-op threads) for the whole layer.
+Keras's pooled embeddings of hashed strings (``Mean(Gather(table, Hashing(S)), axis=1)``) and
+numeric columns join as columns of their own kinds (below).
 
 Columns arrive as typed Lists (one compile per dtype signature, whatever the number of columns):
 ``ids`` (S's string ids, flat), ``in_shapes`` (S's shape), ``tstrings`` (kernels/strings.py) and
@@ -21,12 +23,15 @@ from numba.typed import List
 
 from ..runtime.abi import MAX_RANK, call_alloc, ptr_from_int
 from .concat import mismatch
-from .errors import ERR_BYTES, set_error
+from .errors import ERR_BYTES, int_text, set_error
+from .farmhash import fingerprint64, string_to_hash_bucket_fast
+from .gather import _position
 from .parallel import args_reader, cell_reader, run_blocks, task_cell
+from .pooled_gather import pool_rows
 from .shape_ops import resolve_reshape
 from .sparse_segment_reduction import reduce_runs
 from .string_bag import bag_rows, find_bucket_miss, hash_rows
-from .strings import TSTRING_BYTES
+from .strings import TSTRING_BYTES, string_at
 
 BLOCK = 128 # rows per task: a block's ids and sums stay in L1 while its columns are pooled
 ROWS, INNER, WIDTH, OUT_WIDTH, COLUMN = range(5)  # a column's entries in ``plan``'s layout
@@ -34,9 +39,16 @@ ROWS, INNER, WIDTH, OUT_WIDTH, COLUMN = range(5)  # a column's entries in ``plan
 # [n, kind, value, kind, value, ...]: element i is ``value`` (CONST), dim ``value`` of the
 # column's strings (STRINGS_DIM) or table (TABLE_DIM); [1, RUNTIME, m] is runtime vector m.
 CONST, STRINGS_DIM, TABLE_DIM, RUNTIME = range(4)
-# Column kinds: a string bag, or a DENSE [rows, width] value of the layer's dtype (a numeric
-# column) copied into place, which travels in ``tables`` (its strings lists hold empty arrays).
-BAG, DENSE = 0, 1
+# Column kinds: a string bag; a DENSE [rows, width] value of the layer's dtype (a numeric
+# column) copied into place, which travels in ``tables`` (its strings lists hold empty arrays);
+# a POOLED [rows, k] string tensor, every string hashed (empty ones too) and its k table rows
+# summed or averaged (mode 0 or 1) as Keras pools an Embedding of a Hashing (pooled_gather.py).
+BAG, DENSE, POOLED = 0, 1, 2
+
+
+def string_columns(kinds) -> int:
+    """How many of a layer's columns read strings (the layer's first inputs)."""
+    return sum(kind != DENSE for kind in kinds)
 
 
 @njit(cache=True, nogil=True)
@@ -103,6 +115,10 @@ def plan(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, pro
         width = table.shape[1]
         if kinds[c] == DENSE:
             rows, inner = table.shape[0], 0
+        elif kinds[c] == POOLED:  # [rows, k] strings (the rewrite checked the rank)
+            rows, inner = in_shapes[c][0], in_shapes[c][1]
+            if buckets[c] > table.shape[0]:  # a bucket may miss the table
+                _find_pooled_miss(ids[c], tstrings[c], in_shapes[c], buckets[c], table.shape[0], err)
         else:
             new_shape, at = _vector(program, at, in_shapes[c], table, vectors)
             rows, inner = bag_rows(in_shapes[c], new_shape, err)
@@ -128,14 +144,33 @@ def plan(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, pro
 
 
 @njit(cache=True, nogil=True)
-def _fill_block(b, ids, tstrings, tables, kinds, buckets, modes, layout, out):
-    """Rows [b * BLOCK, (b + 1) * BLOCK) of every bag, pooled and laid into ``out``."""
+def _find_pooled_miss(flat, raw, shape, num_buckets, n_table, err):
+    """ResourceGather's error for the first hashed string of a POOLED column missing the table."""
+    hashed = string_to_hash_bucket_fast(flat, raw, raw[:0], num_buckets)
+    for f in range(hashed.shape[0]):
+        if hashed[f] >= n_table:
+            set_error(err, "indices" + _position(shape, f) + " = " + int_text(hashed[f]) + " is not in [0, "
+                      + int_text(n_table) + ")")
+            return
+
+
+@njit(cache=True, nogil=True)
+def _fill_block(b, ids, tstrings, tables, kinds, buckets, modes, layout, out, failed):
+    """Rows [b * BLOCK, (b + 1) * BLOCK) of every bag, pooled and laid into ``out``. When its
+    scratch cannot be allocated it sets ``failed[0]`` (blocks may run on other threads)."""
     r0 = b * BLOCK
-    idbuf = np.empty(BLOCK * max(np.max(layout[:, INNER]), 1), np.int64)
+    most = 1  # the block's ids: its rows' strings, not a whole block of the widest column's
+    for c in range(layout.shape[0]):
+        most = max(most, (min(layout[c, ROWS], r0 + BLOCK) - r0) * layout[c, INNER])
+    try:  # a row may hold any number of strings
+        idbuf = np.empty(most, np.int64)
+        sums = np.empty(BLOCK * max(np.max(layout[:, WIDTH]), 1), out.dtype)  # zeroed where used
+    except Exception:
+        failed[0] = 1
+        return
     starts = np.empty(BLOCK + 1, np.int64)
     runs = np.arange(r0, r0 + BLOCK)
     local = np.arange(BLOCK)
-    sums = np.empty(BLOCK * max(np.max(layout[:, WIDTH]), 1), out.dtype)  # zeroed where used
     for c in range(len(ids)):
         rows, inner, width = layout[c, ROWS], layout[c, INNER], layout[c, WIDTH]
         out_width, column = layout[c, OUT_WIDTH], layout[c, COLUMN]
@@ -149,6 +184,14 @@ def _fill_block(b, ids, tstrings, tables, kinds, buckets, modes, layout, out):
                     out[r0 + i, column + j] = source[r0 + i, j]
             continue
         raw = tstrings[c]
+        if kinds[c] == POOLED:  # every string of the block's rows hashed, then pooled k at a time
+            flat, nb, first = ids[c], np.uint64(buckets[c]), r0 * inner
+            for f in range(first, (r0 + m) * inner):
+                buf, start, length = string_at(raw, raw[:0], flat[f])
+                idbuf[f - first] = np.int64(fingerprint64(buf, start, length) % nb)
+            pool_rows(tables[c], idbuf[:m * inner].reshape((m, inner)), modes[c] == 1,
+                      out[r0:r0 + m, column:column + width])
+            continue
         hash_rows(ids[c], raw, raw[:0], r0, m, inner, np.uint64(buckets[c]), idbuf, starts)
         if out_width == width:  # the bag's rows are the output's: pooled in place
             for i in range(m):
@@ -172,25 +215,33 @@ def _blocks(layout):
 
 
 @njit(cache=True, nogil=True)
-def fill(ids, tstrings, tables, kinds, buckets, modes, layout, out):
-    """Computes the planned layer into ``out`` ([rows, width], C order) on this thread."""
-    if out.size > 0:
-        for b in range(_blocks(layout)):
-            _fill_block(b, ids, tstrings, tables, kinds, buckets, modes, layout, out)
+def _check_filled(failed, err):
+    if failed[0]:
+        set_error(err, "OOM when allocating the feature layer's scratch buffers")
 
 
 @njit(cache=True, nogil=True)
-def fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout, out, wide):
+def fill(ids, tstrings, tables, kinds, buckets, modes, layout, out, err):
+    """Computes the planned layer into ``out`` ([rows, width], C order) on this thread."""
+    failed = np.zeros(1, np.uint8)
+    if out.size > 0:
+        for b in range(_blocks(layout)):
+            _fill_block(b, ids, tstrings, tables, kinds, buckets, modes, layout, out, failed)
+    _check_filled(failed, err)
+
+
+@njit(cache=True, nogil=True)
+def fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout, out, wide, err):
     """``fill``, its blocks on the op's intra-op threads when ``wide`` (kernels/parallel.py) and
     the blocks task of the layer's dtype is compiled (``compile_blocks``)."""
     # Copies: the task reads plain arrays (constants are read-only ones), and so does the loop
     # below, so both run the same _fill_block (and no separate ``fill`` compiles: 1.5 s cold).
-    args = (ids, tstrings, tables, kinds.copy(), buckets.copy(), modes.copy(), layout, out)
+    args = (ids, tstrings, tables, kinds.copy(), buckets.copy(), modes.copy(), layout, out, np.zeros(1, np.uint8))
     blocks = _blocks(layout) if out.size > 0 else 0
-    if wide and blocks > 1 and run_blocks(_blocks_address(args), blocks, args):
-        return
-    for b in range(blocks):
-        _fill_block(b, *args)
+    if not (wide and blocks > 1 and run_blocks(_blocks_address(args), blocks, args)):
+        for b in range(blocks):
+            _fill_block(b, *args)
+    _check_filled(args[-1], err)
 
 
 # The blocks task of each dtype: a cfunc over fill_wide's argument tuple.
@@ -198,7 +249,7 @@ def _args_type(dtype):
     ints = types.Array(types.int64, 1, "C")
     return types.Tuple((types.ListType(ints), types.ListType(types.Array(types.uint8, 1, "C")),
                         types.ListType(types.Array(dtype, 2, "C")), ints, ints, ints,
-                        types.Array(types.int64, 2, "C"), types.Array(dtype, 2, "C")))
+                        types.Array(types.int64, 2, "C"), types.Array(dtype, 2, "C"), types.Array(types.uint8, 1, "C")))
 
 
 _ARGS = {"float32": _args_type(types.float32), "float64": _args_type(types.float64)}
@@ -289,8 +340,8 @@ def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
         return 2
     wide = in_ptrs[2 * n_in] == 0 and elements >= min_elements  # the op says whether it runs alone
     fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout,
-              carray(ptr_from_int(address, like.dtype), (rows, width)), wide)
-    return 0
+              carray(ptr_from_int(address, like.dtype), (rows, width)), wide, err)
+    return 1 if err[0] != 0 else 0
 
 
 # Another dtype needs a Python function of its own, as the blocks tasks above.

@@ -29,9 +29,23 @@ def pooled_gather(table, ids, mean, strict, err):
                 set_error(err, "indices" + _position(ids.shape, r * k + j) + " = " + int_text(v)
                           + " is not in [0, " + int_text(n) + ")")
                 return out[:0]
+    pool_rows(table, ids, mean, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def pool_rows(table, ids, mean, out):
+    """out[r] = the sum (``mean``: the mean) of table[ids[r, j]] over j, in TF's order, for ids
+    already checked. ``out``: [rows, width], or a feature layer's column slice (kernels/bag_layer.py).
+    Each row is summed in a contiguous buffer and stored once: a strided ``out`` stays fast."""
+    rows, k = ids.shape
+    width = table.shape[1]
     if k == 0:  # the sum of nothing, or its mean 0/0
-        out[:] = np.nan if mean else 0
-        return out
+        for r in range(rows):
+            for c in range(width):
+                out[r, c] = np.nan if mean else 0
+        return
+    acc = np.empty(width, table.dtype)
     zero = np.zeros(1, table.dtype)[0]
     ahead = max(PREFETCH_IDS // k, 1)  # in output rows
     for r in range(min(ahead, rows)):
@@ -47,12 +61,13 @@ def pooled_gather(table, ids, mean, strict, err):
                 out[r, c] = table[t, c]
             continue
         for c in range(width):
-            out[r, c] = zero + table[t, c]  # TF adds from +0.0
+            acc[c] = zero + table[t, c]  # TF adds from +0.0
         for j in range(1, k):
             t = ids[r, j]
             for c in range(width):
-                out[r, c] += table[t, c]
+                acc[c] += table[t, c]
         if mean:
             for c in range(width):
-                out[r, c] = out[r, c] / k
-    return out
+                acc[c] = acc[c] / k
+        for c in range(width):
+            out[r, c] = acc[c]

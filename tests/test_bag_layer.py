@@ -152,9 +152,10 @@ def _layer(columns, tables, buckets, modes, targets_per_column, wide):
     out = np.full((rows, width), np.nan, tabs[0].dtype)
     if wide:  # its blocks on tf_blade's own pool (outside an op; kernels/parallel.py)
         bag_layer.compile_blocks(tabs[0].dtype.name)
-        bag_layer.fill_wide(ids, raw, tabs, kinds, buckets, modes, layout, out, True)
+        bag_layer.fill_wide(ids, raw, tabs, kinds, buckets, modes, layout, out, True, err)
     else:
-        bag_layer.fill(ids, raw, tabs, kinds, buckets, modes, layout, out)
+        bag_layer.fill(ids, raw, tabs, kinds, buckets, modes, layout, out, err)
+    assert err[0] == 0, error_text(err)
     return out, None, failed
 
 
@@ -241,3 +242,75 @@ def test_numeric_columns_among_the_bags_are_copied_into_the_layer(rng):
         messages.append(re.findall(r"ConcatOp : [^\n]*", e.value.message)[:1])
     assert messages[0] == messages[1] == [f"ConcatOp : Dimension 0 in both shapes must be equal: shape[0] = "
                                           f"[{rows},1] vs. shape[1] = [{rows + 1},3]"]
+
+
+def _keras_pooled_model(buckets, table_rows):
+    """Keras's way: per column Hashing(num_bins) -> Embedding(rows, 4) -> mean over the row's k
+    strings (the "" padding hashes like any string), concatenated."""
+    import tf_keras
+    layers = tf_keras.layers
+    module = tf.Module()
+    module.hashing = [layers.Hashing(num_bins=b) for b in buckets]
+    module.embeddings = [layers.Embedding(r, 4) for r in table_rows]
+
+    def serve(*strings):
+        return {"x": tf.concat([tf.reduce_mean(e(h(s)), axis=1)
+                                for h, e, s in zip(module.hashing, module.embeddings, strings)], axis=1)}
+    module.serve = tf.function(serve, input_signature=[tf.TensorSpec([None, None], tf.string)] * len(buckets))
+    module.serve.get_concrete_function()
+    return module
+
+
+def _strings(rng, rows, k):
+    pool = np.array([b"", b"a", "\u00e9t\u00e9".encode(), b"x" * 100, b"id_7", b"C1_31"], object)
+    return tf.constant(pool[rng.integers(0, len(pool), (rows, k))].reshape(rows, k))
+
+
+def _concat_or_gather_error(fn, args):
+    with pytest.raises(tf.errors.InvalidArgumentError) as e:
+        fn(*args)
+    return re.findall(r"(?:ConcatOp : |indices\[)[^\n]*", e.value.message)[:1]
+
+
+def test_keras_pooled_embeddings_of_hashed_strings_are_layer_columns(rng):
+    module = _keras_pooled_model((50, 70, 20), (50, 70, 20))
+    (spec,) = fused_specs(module.serve, bridge="native")
+    for rewrite in SPEC_REWRITES:
+        spec, _ = rewrite(spec)
+    ops = [n["op"] for n in spec["nodes"]]
+    (layer,) = [n for n in spec["nodes"] if n["op"] == "_BladeStringBagLayer"]
+    assert layer["attrs"]["kind"] == [bag_layer.POOLED] * 3 and layer["attrs"]["mode"] == [1] * 3
+    assert "_BladePooledGather" not in ops and "StringToHashBucketFast" not in ops
+    optimized = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
+    # k = 1 copies a row, k = 0 is a mean over nothing (NaN); 3000 rows of 3 columns fill in parallel blocks
+    for rows, k in ((0, 4), (1, 1), (5, 0), (129, 3), (3000, 4)):
+        args = [_strings(rng, rows, k), _strings(rng, rows, max(k - 1, 0)), _strings(rng, rows, k)]
+        np.testing.assert_array_equal(optimized(*args)["x"].numpy(), module.serve(*args)["x"].numpy())
+    args = [_strings(rng, 4, 2), _strings(rng, 4, 2), _strings(rng, 3, 2)]
+    assert _concat_or_gather_error(optimized, args) == _concat_or_gather_error(module.serve, args) == [
+        "ConcatOp : Dimension 0 in both shapes must be equal: shape[0] = [4,4] vs. shape[2] = [3,4]"]
+
+
+def test_a_pooled_column_whose_buckets_miss_its_table_fails_as_in_tf(rng):
+    module = _keras_pooled_model((50, 70), (50, 30))  # column 1 hashes into 70 buckets, has 30 rows
+    optimized = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
+    candidates = [f"s{i}".encode() for i in range(20)]
+    buckets = tf.strings.to_hash_bucket_fast(candidates, 70).numpy()
+    hit, miss = (next(c for c, b in zip(candidates, buckets) if test(b)) for test in (lambda b: b < 30, lambda b: b >= 30))
+    args = [_strings(rng, 3, 3), tf.constant(np.array([[hit, hit], [hit, miss], [miss, hit]], object))]
+    want = _concat_or_gather_error(module.serve, args)
+    assert want and want[0].startswith("indices[") and _concat_or_gather_error(optimized, args) == want
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_a_block_whose_scratch_cannot_be_allocated_fails_the_fill(wide):
+    # A layout whose rows hold 2**50 strings each: no block can allocate its ids, serial or in tasks.
+    ids, raw, tabs = List([np.arange(1)]), List([tstrings_from_bytes([b"a"])]), List([np.ones((4, 2), np.float32)])
+    zero, layout = np.zeros(1, np.int64), np.array([[300, 2**50, 2, 2, 0]], np.int64)
+    out, err = np.zeros((300, 2), np.float32), new_error_buffer()
+    if wide:
+        bag_layer.compile_blocks("float32")
+        bag_layer.fill_wide(ids, raw, tabs, zero, np.ones(1, np.int64), zero, layout, out, True, err)
+    else:
+        bag_layer.fill(ids, raw, tabs, zero, np.ones(1, np.int64), zero, layout, out, err)
+    assert error_text(err) == "OOM when allocating the feature layer's scratch buffers"

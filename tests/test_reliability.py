@@ -215,6 +215,35 @@ def test_bad_input_is_still_the_callers_error_and_does_not_fall_back(module, rng
     assert native_bridge().fallback_count() == before
 
 
+def _outcome(fn, args):
+    try:
+        return fn(*args)["features"].numpy()
+    except tf.errors.OpError as e:
+        return type(e)
+
+
+def test_a_table_of_another_rank_runs_the_original_ops(rng):
+    """A variable assigned without shape validation may change rank under a serving model. The
+    kernel reads its inputs by the ranks it was compiled for, so for such inputs the op runs
+    the original TF ops: TF's answer or TF's error, never the kernel's reading of other bytes."""
+    from tf_blade.runtime.bridge import native_bridge
+    module = criteo_feature_model(COLUMNS, dim=4)  # its own variables: this test reassigns one
+    opt = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
+    raw = synthetic_batch(6, COLUMNS, seed=int(rng.integers(1 << 30)))
+    args = [tf.constant(raw[c]) for c in column_names(COLUMNS)]
+    np.testing.assert_array_equal(_outcome(opt, args), _outcome(module.serve, args))
+    table = next(v for v in module.variables if v.shape.rank == 2)
+    before = native_bridge().fallback_count()
+    for value in (tf.reshape(table, [-1, 2, 2]), tf.reshape(table, [-1])):
+        tf.raw_ops.AssignVariableOp(resource=table.handle, value=value, validate_shape=False)
+        want, got = _outcome(module.serve, args), _outcome(opt, args)
+        if isinstance(want, type):
+            assert got is want, (want, got)
+        else:
+            np.testing.assert_array_equal(got, want)
+    assert native_bridge().fallback_count() == before + 2  # one dispatch key per rank
+
+
 def test_a_changed_kernel_helper_is_not_served_from_a_stale_disk_cache(tmp_path):
     """Numba stamps a cached function with its own file only; a library kernel that inlines a
     helper from another file must still recompile when that helper changes (kernels/__init__.py

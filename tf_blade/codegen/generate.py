@@ -91,7 +91,7 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
         source += ["    " + line for line in em.lines] + [f"    return ({''.join(v + ', ' for v in plan)}{rows}, {width})"]
         em.lines = []
         low.emit_fill(node, [f"plan[{i}]" for i in range(len(plan))], "out", em)
-        source += ["", "", INTERNAL, "def fill_into(plan, out):"] + ["    " + line for line in em.lines]
+        source += ["", "", INTERNAL, "def fill_into(plan, out, err):"] + ["    " + line for line in em.lines]
     return source
 
 
@@ -460,7 +460,10 @@ def _native_entry(spec, out_meta, deferred, direct, steps, outs, em) -> List[str
                       "        return 1"]
             dims = [f"plan{k}[-2]", f"plan{k}[-1]"]
             nonempty = f"plan{k}[-2] * plan{k}[-1] > 0"
-            fill = f"{template}.fill_into(plan{k}, carray(ptr_from_int(addr, np.{dtype}), (plan{k}[-2], plan{k}[-1])))"
+            fill = (f"{template}.fill_into(plan{k}, carray(ptr_from_int(addr, np.{dtype}), (plan{k}[-2], plan{k}[-1])), err)\n"
+                    f"        if err[0] != 0:\n"
+                    f"            {em.add_context(name)}\n"
+                    f"            return 1")
         elif k in deferred:  # concatenated here, straight into TF's buffer
             axis, name = deferred[k][:2]
             lines += [f"    shape{k}, outer{k}, width{k} = k_concat.concat_shape(outs[{k}], {axis}, err)",

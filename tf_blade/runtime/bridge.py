@@ -9,6 +9,7 @@ A cluster holding an Assert becomes the stateful twin of either op (``BladeFused
 """
 from __future__ import annotations
 
+import json
 import logging
 import os
 import threading
@@ -66,7 +67,15 @@ def choose_bridge(requested: str | None) -> str:
 
 
 def _compile_entry(spec_bytes: bytes, in_dtypes, in_ranks) -> int:
+    """The entry of the op's kernel for inputs of these dtypes and ranks (the op's dispatch key).
+    The kernel reads its inputs by the spec's ranks: other inputs (a variable assigned without
+    shape validation, a feed that skipped the signature's checks) are refused, and the op runs
+    its original TF ops for that key instead, which compute or reject them as TF does."""
     text = spec_bytes.decode()
+    want = [(inp["dtype"], inp["rank"]) for inp in json.loads(text)["inputs"]]
+    got = list(zip(in_dtypes, in_ranks))
+    if got != want:
+        raise ValueError(f"tf_blade: kernel inputs of (dtype, rank) {want}, called with {got}")
     module = compiler.load_kernel(text)
     return module.entry.address
 

@@ -2,7 +2,7 @@
 import numpy as np
 
 from ..registry import Lowering, lowering
-from ...kernels.bag_layer import BAG, DENSE, DIRECT_DTYPES, compile_blocks, compile_direct, direct_spec
+from ...kernels.bag_layer import DENSE, DIRECT_DTYPES, compile_blocks, compile_direct, direct_spec, string_columns
 from ...runtime.threads import parallel_enabled
 
 
@@ -17,14 +17,14 @@ class StringBagLayerLowering(Lowering):
         """Builds the columns' lists and plans the layer: (plan values, rows, width). Without
         ``check`` the caller reads ``err`` itself."""
         kinds = node.attrs["kind"]
-        n_bags, n = kinds.count(BAG), len(kinds)
+        n_bags, n = string_columns(kinds), len(kinds)
         strings, tables, vectors = iter(ins[:n_bags]), ins[n_bags:n_bags + n], ins[n_bags + n:]
         em.imports.add("from numba.typed import List")
         lists = ids, shapes, raw, tabs, vecs = [em.tmp(h) for h in ("ids", "shapes", "raw", "tabs", "vecs")]
         for name in lists:
             em.line(f"{name} = List()")  # one per line: Numba types an unpacked tuple of them as List[undefined]
         for kind, table in zip(kinds, tables):
-            if kind == BAG:
+            if kind != DENSE:
                 s = next(strings)
                 em.line(f"{ids}.append(np.ascontiguousarray({s.var}).ravel())")
                 em.line(f"{shapes}.append(np.array({s.var}.shape, np.int64))")
@@ -50,7 +50,7 @@ class StringBagLayerLowering(Lowering):
         inputs but for numeric columns' [rows, width] values of the layer's dtype, there are no
         runtime shape vectors, and its dtype has a direct cfunc."""
         kinds, dtype = node.attrs["kind"], node.out_dtypes[0]
-        n_bags = kinds.count(BAG)
+        n_bags = string_columns(kinds)
         if len(inputs) != n_bags + len(kinds) or dtype not in DIRECT_DTYPES:
             return False
         return all(at is not None or (i >= n_bags and kinds[i - n_bags] == DENSE and metas[i] == (dtype, 2))
@@ -69,10 +69,10 @@ class StringBagLayerLowering(Lowering):
             compile_blocks(dtype)  # the task fill_wide hands the op's threads
         kinds = node.attrs["kind"]
         slot = {var: len(ranks) + j for j, var in enumerate(dict.fromkeys(x for x in inputs if isinstance(x, str)))}
-        strings = iter(inputs[:kinds.count(BAG)])
+        strings = iter(inputs[:string_columns(kinds)])
         columns = []
-        for kind, table in zip(kinds, inputs[kinds.count(BAG):]):
-            s = next(strings) if kind == BAG else -1
+        for kind, table in zip(kinds, inputs[string_columns(kinds):]):
+            s = next(strings) if kind != DENSE else -1
             columns.append([s, ranks[s] if s >= 0 else 0, slot.get(table, table)])
         wide_from = min_elements if parallel_enabled() else np.iinfo(np.int64).max
         spec = direct_spec(len(ranks) + len(slot), output, wide_from, columns,
@@ -92,18 +92,20 @@ class StringBagLayerLowering(Lowering):
         return rc
 
     def emit_fill(self, node, plan, out, em):
-        """Fills ``out`` (the planned [rows, width]) from ``plan``."""
+        """Fills ``out`` (the planned [rows, width]) from ``plan``; sets ``err`` when it cannot
+        (its scratch buffers: the caller checks)."""
         if parallel_enabled():
             compile_blocks(node.out_dtypes[0])  # the task fill_wide hands the op's threads
-            em.line(f"{em.kernel('bag_layer', 'fill_wide')}({', '.join(plan[:-1])}, {out}, {plan[-1]})")
+            em.line(f"{em.kernel('bag_layer', 'fill_wide')}({', '.join(plan[:-1])}, {out}, {plan[-1]}, err)")
         else:
-            em.line(f"{em.kernel('bag_layer', 'fill')}({', '.join(plan)}, {out})")
+            em.line(f"{em.kernel('bag_layer', 'fill')}({', '.join(plan)}, {out}, err)")
 
     def emit(self, node, ins, em):
         plan, rows, width = self.emit_plan(node, ins, em)
         out = em.tmp()
         em.line(f"{out} = np.empty(({rows}, {width}), np.{node.out_dtypes[0]})")
         self.emit_fill(node, plan, out, em)
+        em.check()
         return [out]
 
 
