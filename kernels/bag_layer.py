@@ -24,14 +24,13 @@ from numba.typed import List
 from ..runtime.abi import MAX_RANK, call_alloc, ptr_from_int
 from .concat import mismatch
 from .errors import ERR_BYTES, int_text, set_error
-from .farmhash import fingerprint64, string_to_hash_bucket_fast
 from .gather import _position
 from .parallel import args_reader, cell_reader, run_blocks, task_cell
 from .pooled_gather import pool_rows
 from .shape_ops import resolve_reshape
 from .sparse_segment_reduction import reduce_runs
-from .string_bag import bag_rows, find_bucket_miss, hash_rows
-from .strings import TSTRING_BYTES, string_at
+from .string_bag import FIRST_ROW, KEEP_EMPTY, ONE_ROW, bag_rows, find_bucket_miss, hash_rows
+from .strings import TSTRING_BYTES
 
 BLOCK = 128 # rows per task: a block's ids and sums stay in L1 while its columns are pooled
 ROWS, INNER, WIDTH, OUT_WIDTH, COLUMN = range(5)  # a column's entries in ``plan``'s layout
@@ -146,7 +145,9 @@ def plan(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, pro
 @njit(cache=True, nogil=True)
 def _find_pooled_miss(flat, raw, shape, num_buckets, n_table, err):
     """ResourceGather's error for the first hashed string of a POOLED column missing the table."""
-    hashed = string_to_hash_bucket_fast(flat, raw, raw[:0], num_buckets)
+    hashed = np.empty(flat.shape[0], np.int64)
+    hash_rows(flat, raw, raw[:0], FIRST_ROW, ONE_ROW, flat.shape[0], np.uint64(num_buckets), hashed,
+              np.empty(2, np.int64), KEEP_EMPTY)
     for f in range(hashed.shape[0]):
         if hashed[f] >= n_table:
             set_error(err, "indices" + _position(shape, f) + " = " + int_text(hashed[f]) + " is not in [0, "
@@ -184,15 +185,12 @@ def _fill_block(b, ids, tstrings, tables, kinds, buckets, modes, layout, out, fa
                     out[r0 + i, column + j] = source[r0 + i, j]
             continue
         raw = tstrings[c]
-        if kinds[c] == POOLED:  # every string of the block's rows hashed, then pooled k at a time
-            flat, nb, first = ids[c], np.uint64(buckets[c]), r0 * inner
-            for f in range(first, (r0 + m) * inner):
-                buf, start, length = string_at(raw, raw[:0], flat[f])
-                idbuf[f - first] = np.int64(fingerprint64(buf, start, length) % nb)
+        pooled = kinds[c] == POOLED  # every string hashed, then pooled k at a time
+        hash_rows(ids[c], raw, raw[:0], r0, m, inner, np.uint64(buckets[c]), idbuf, starts, pooled)
+        if pooled:
             pool_rows(tables[c], idbuf[:m * inner].reshape((m, inner)), modes[c] == 1,
                       out[r0:r0 + m, column:column + width])
             continue
-        hash_rows(ids[c], raw, raw[:0], r0, m, inner, np.uint64(buckets[c]), idbuf, starts)
         if out_width == width:  # the bag's rows are the output's: pooled in place
             for i in range(m):
                 if starts[i] == starts[i + 1]:  # an empty row pools to zeros

@@ -36,17 +36,24 @@ def bag_rows(in_shape, new_shape, err):
     return rows, dense_size // rows  # the reshape resolved: rows * inner == dense_size
 
 
+# Typed arguments, not literals: a literal 0, 1 or False is a type of its own to Numba, and every
+# combination compiled hash_rows (and its Fingerprint64) again.
+FIRST_ROW, ONE_ROW, SKIP_EMPTY, KEEP_EMPTY = np.int64(0), np.int64(1), np.bool_(False), np.bool_(True)
+
+
 @njit(cache=True, nogil=True)
-def hash_rows(flat, offsets, data, first_row, n_rows, inner, nb, ids, starts):
-    """Buckets of the non-empty strings of rows first_row .. first_row + n_rows - 1 into ``ids``,
-    row i's from starts[i] to starts[i + 1]. Many rows a call: each call takes and drops a
-    reference on every array, atomics that parallel callers contend for."""
+def hash_rows(flat, offsets, data, first_row, n_rows, inner, nb, ids, starts, keep_empty):
+    """Buckets of the non-empty strings (``keep_empty``: of every string, as Keras's Hashing) of
+    rows first_row .. first_row + n_rows - 1 into ``ids``, row i's from starts[i] to
+    starts[i + 1]. Many rows a call: each call takes and drops a reference on every array,
+    atomics that parallel callers contend for. One Fingerprint64 for every caller: each inlined
+    copy costs seconds of a cold compile."""
     at = 0
     for i in range(n_rows):  # row by row: no division per string
         starts[i] = at
         for k in range((first_row + i) * inner, (first_row + i + 1) * inner):
             buf, first, length = string_at(offsets, data, flat[k])
-            if length != 0:
+            if length != 0 or keep_empty:
                 ids[at] = np.int64(fingerprint64(buf, first, length) % nb)
                 at += 1
     starts[n_rows] = at
@@ -69,7 +76,7 @@ def find_bucket_miss(flat, offsets, data, rows, num_buckets, n_table, err):
     """check_buckets over the bag's strings, hashed as one run: no per-row counts to allocate."""
     ids = np.empty(flat.shape[0], np.int64)
     nnz = np.empty(2, np.int64)
-    hash_rows(flat, offsets, data, 0, 1, flat.shape[0], np.uint64(num_buckets), ids, nnz)
+    hash_rows(flat, offsets, data, FIRST_ROW, ONE_ROW, flat.shape[0], np.uint64(num_buckets), ids, nnz, SKIP_EMPTY)
     check_buckets(ids, nnz[1], rows, n_table, err)
 
 
@@ -97,7 +104,7 @@ def flat_string_bag(flat, in_shape, offsets, data, new_shape, table, num_buckets
         set_error(err, "OOM when allocating tensor with shape[" + int_text(rows) + "," + int_text(width) + "]")
         return empty
     ids = np.empty(flat.shape[0], np.int64)
-    hash_rows(flat, offsets, data, 0, rows, inner, np.uint64(num_buckets), ids, counts)
+    hash_rows(flat, offsets, data, FIRST_ROW, rows, inner, np.uint64(num_buckets), ids, counts, SKIP_EMPTY)
     check_buckets(ids, counts[rows], rows, n_table, err)
     if err[0] != 0:
         return empty
