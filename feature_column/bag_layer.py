@@ -87,7 +87,7 @@ def _behind_identities(spec, ref):
 
 
 def _pooled(spec, ref):
-    """(pooled gather, [], names of the nodes, refs passed along) when ``ref`` is Keras's pooled
+    """(pooled gather, its hash node, names of the nodes, refs passed along) when ``ref`` is Keras's pooled
     embedding of hashed strings, ``_BladePooledGather(table, StringToHashBucketFast(S))`` behind
     Identities, whose gather was a ResourceGather (it checks every id, as the layer does); else
     None."""
@@ -97,7 +97,7 @@ def _pooled(spec, ref):
     hashing, ids, id_refs, id_names = _behind_identities(spec, pooled["inputs"][1])
     if hashing is None or hashing["op"] != "StringToHashBucketFast":
         return None
-    return pooled, [], names + id_names + [pooled["name"], hashing["name"]], refs + id_refs + [ref, ids]
+    return pooled, hashing, names + id_names + [pooled["name"], hashing["name"]], refs + id_refs + [ref, ids]
 
 
 def _layer_match(spec, node, readers):
@@ -119,11 +119,9 @@ def _layer_match(spec, node, readers):
             columns.append(ref)
             values = (DENSE, 0, 0, 0)
         elif chain[0]["op"] == POOLED_OP:
-            pooled, _, names, _ = chain
-            table = pooled["inputs"][0]
-            hashing = _behind_identities(spec, pooled["inputs"][1])[0]
+            pooled, hashing, names, _ = chain
             strings.append(hashing["inputs"][0])
-            columns.append(table)
+            columns.append(pooled["inputs"][0])
             absorbed += names
             values = (POOLED, hashing["attrs"]["num_buckets"], pooled["attrs"]["mean"], 0)
         else:

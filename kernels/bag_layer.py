@@ -23,8 +23,8 @@ from numba.typed import List
 
 from ..runtime.abi import MAX_RANK, call_alloc, ptr_from_int
 from .concat import mismatch
-from .errors import ERR_BYTES, int_text, set_error
-from .gather import _position
+from .errors import ERR_BYTES, set_error
+from .gather import index_miss
 from .parallel import args_reader, cell_reader, run_blocks, task_cell
 from .pooled_gather import pool_rows
 from .shape_ops import resolve_reshape
@@ -150,8 +150,7 @@ def _find_pooled_miss(flat, raw, shape, num_buckets, n_table, err):
               np.empty(2, np.int64), KEEP_EMPTY)
     for f in range(hashed.shape[0]):
         if hashed[f] >= n_table:
-            set_error(err, "indices" + _position(shape, f) + " = " + int_text(hashed[f]) + " is not in [0, "
-                      + int_text(n_table) + ")")
+            index_miss(err, shape, f, hashed[f], n_table)
             return
 
 

@@ -18,6 +18,13 @@ def _position(shape, flat):
 
 
 @njit(cache=True, nogil=True)
+def index_miss(err, shape, flat, value, n):
+    """The gathers' error for element ``flat`` (of an ids array of ``shape``) = ``value`` outside
+    a table of ``n`` rows."""
+    set_error(err, "indices" + _position(shape, flat) + " = " + int_text(value) + " is not in [0, " + int_text(n) + ")")
+
+
+@njit(cache=True, nogil=True)
 def gather(params, ids, axis, batch_dims, strict, err):
     """Returns (out as [batch, outer, len(ids) / batch, inner], output shape vector). Ids are
     range-checked first. The first ``batch_dims`` dims of params and ids are shared: batch element
@@ -58,7 +65,7 @@ def gather(params, ids, axis, batch_dims, strict, err):
     for j in range(flat_ids.shape[0]):
         k = flat_ids[j]
         if k < 0 or k >= n:
-            set_error(err, "indices" + _position(ids.shape, j) + " = " + int_text(k) + " is not in [0, " + str(n) + ")")
+            index_miss(err, ids.shape, j, k, n)
             return out[:0], shape
     src = p.reshape((batch, outer, n, inner))
     rows = p.reshape((batch * outer * n, inner))  # the same rows, for prefetching

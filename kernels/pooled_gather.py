@@ -10,8 +10,7 @@ columns (GatherV2 then checks nothing).
 import numpy as np
 from numba import njit
 
-from .errors import int_text, set_error
-from .gather import _position
+from .gather import index_miss
 from .prefetch import PREFETCH_IDS, prefetch_row
 
 
@@ -26,8 +25,7 @@ def pooled_gather(table, ids, mean, strict, err):
         for j in range(k):
             v = ids[r, j]
             if v < 0 or v >= n:
-                set_error(err, "indices" + _position(ids.shape, r * k + j) + " = " + int_text(v)
-                          + " is not in [0, " + int_text(n) + ")")
+                index_miss(err, ids.shape, r * k + j, v, n)
                 return out[:0]
     pool_rows(table, ids, mean, out)
     return out
