@@ -22,6 +22,7 @@ K0 = np.uint64(0xC3A5C85C97CB3127)
 K1 = np.uint64(0xB492B66FBE98F273)
 K2 = np.uint64(0x9AE16A3B2F90404F)
 K_MUL = np.uint64(0x9DDFEA08EB382D69)
+EMPTY_FINGERPRINT = K2  # Fingerprint64(""): HashLen0to16 returns k2 when there are no bytes
 SEED = np.uint64(81)
 
 _U0 = np.uint64(0)

@@ -5,6 +5,7 @@ import tensorflow as tf
 from hypothesis import given, settings, strategies as st
 
 from tf_blade.kernels.farmhash import (
+    EMPTY_FINGERPRINT,
     fingerprint64,
     hash_ints_to_bucket,
     string_to_hash_bucket_fast,
@@ -104,6 +105,12 @@ def test_fingerprint64_all_lengths_0_to_300():
         for n, s in enumerate(strings):
             got = fingerprint64(np.frombuffer(s, np.uint8).copy(), 0, len(s))
             assert int(got) == int(want[n]), f"length {n}, rep {rep}"
+
+
+def test_empty_fingerprint_is_tfs():
+    # hash_rows gives padding "" this constant's bucket without hashing it
+    assert int(EMPTY_FINGERPRINT) == int(tf_fingerprints([b""])[0])
+    assert int(fingerprint64(np.zeros(1, np.uint8), 0, 0)) == int(EMPTY_FINGERPRINT)
 
 
 def test_fingerprint64_nonzero_start():
