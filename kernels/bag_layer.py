@@ -77,6 +77,15 @@ def columns_from_inputs(ptrs, shapes, columns, like):
     tables = List()
     vectors = List()
     elements = 0
+    most = 0  # the string ids of every column are 0..n-1: views of one arange, not one a column
+    for c in range(columns.shape[0]):
+        s, rank = columns[c, 0], columns[c, 1]
+        if s >= 0:
+            n = 1
+            for d in range(rank):
+                n *= shapes[s * MAX_RANK + d]
+            most = max(most, n)
+    flat = np.arange(most)
     for c in range(columns.shape[0]):
         s, rank, t = columns[c, 0], columns[c, 1], columns[c, 2]
         rows, width = shapes[t * MAX_RANK], shapes[t * MAX_RANK + 1]
@@ -91,7 +100,7 @@ def columns_from_inputs(ptrs, shapes, columns, like):
         n = 1
         for d in shape:
             n *= d
-        ids.append(np.arange(n))
+        ids.append(flat[:n])
         in_shapes.append(shape)
         tstrings.append(carray(ptr_from_int(ptrs[2 * s], np.uint8), (n * TSTRING_BYTES,)))
         elements += n
