@@ -1,5 +1,5 @@
 """SegmentSum and SegmentMax (sorted ids; output rows = last id + 1; an empty segment is 0, as
-in TF's sorted kernels) and UnsortedSegmentSum (num_segments rows;
+in TF's sorted kernels, which copy a one-row segment) and UnsortedSegmentSum (num_segments rows;
 negative ids are dropped, as TF drops them) over a [n, inner] view of the data. Each check runs
 where TF's kernel runs it, so the first error is TF's. Float sums run in row order."""
 import numpy as np
@@ -33,7 +33,9 @@ def segment_sum(data, ids, err, take_max=False):
             return out
         for i in range(start, end):
             for j in range(inner):
-                if not take_max:
+                if not take_max and end - start == 1:  # TF copies a one-row segment: -0.0 stays
+                    out[seg, j] = data[i, j]
+                elif not take_max:
                     out[seg, j] += data[i, j]
                 elif i == start or data[i, j] > out[seg, j]:
                     out[seg, j] = data[i, j]

@@ -6,6 +6,7 @@ import pytest
 import tensorflow as tf
 
 from conftest import assert_matches_tf, run_kernel, run_tf
+from tf_blade.kernels.errors import new_error_buffer
 from tf_blade.kernels.segment_sum import check_prefix, segment_sum, unsorted_segment_sum
 
 
@@ -68,3 +69,21 @@ def test_unsorted_segment_sum_random(rng, dtype):
 
 def test_unsorted_segment_sum_shape_mismatch():
     check_unsorted(np.ones((1, 3), np.float32), np.array([0, 1], np.int64), 3)
+
+
+def test_signed_zeros_keep_tfs_bits():
+    # TF copies a one-row segment (-0.0 stays -0.0) and sums longer ones from +0.0 (and so does
+    # UnsortedSegmentSum, for every segment): the bits, not just the values, must match
+    data = np.array([[-0.0, 0.0], [-0.0, -0.0], [-0.0, -0.0], [0.0, -0.0], [-0.0, 1.0]], np.float32)
+    for ids in ([0, 1, 1, 3, 4], [0, 0, 0, 2, 5], [1, 2, 3, 4, 5]):
+        ids = np.array(ids, np.int32)
+        for op in ("SegmentSum", "UnsortedSegmentSum"):
+            args = dict(data=tf.constant(data), segment_ids=tf.constant(ids))
+            if op == "UnsortedSegmentSum":
+                args["num_segments"] = tf.constant(6)
+            want = getattr(tf.raw_ops, op)(**args).numpy()
+            err = new_error_buffer()
+            got = segment_sum(data, ids, err) if op == "SegmentSum" else \
+                unsorted_segment_sum(data, ids, np.array(ids.shape, np.int64), np.array([6], np.int64), err)
+            assert not err[0]
+            np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32), err_msg=f"{op} {ids}")

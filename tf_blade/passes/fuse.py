@@ -10,7 +10,7 @@ import json
 from typing import Dict, List
 
 from ..codegen.dtypes import RESOURCE
-from ..graph.ir import Graph, Node, make_ref
+from ..graph.ir import Graph, Node, make_ref, parse_ref
 from .fallback import add_fallback_function, frozen_table_handles
 
 MAX_INLINED_CONST_ELEMENTS = 1024  # larger constants (frozen tables) stay graph inputs
@@ -20,6 +20,8 @@ def build_spec(graph: Graph, cluster: List[str], fetches=()):
     """Returns (spec dict, input refs in the outer graph, output refs in the outer graph)."""
     members = set(cluster)
     users = graph.consumers()
+    live = _live(graph, cluster, members, users, set(fetches))
+    cluster = [name for name in cluster if name in live]
     local: Dict[str, str] = {}      # outer ref -> spec ref
     inputs, input_refs, nodes = [], [], []
 
@@ -61,6 +63,30 @@ def build_spec(graph: Graph, cluster: List[str], fetches=()):
                 output_refs.append(ref)
     spec = {"inputs": inputs, "nodes": nodes, "outputs": [local[r] for r in output_refs]}
     return spec, input_refs, output_refs
+
+
+def _live(graph: Graph, cluster: List[str], members, users, fetched):
+    """The cluster's nodes TF runs: a function prunes what feeds none of its outputs (nor any
+    control edge) unless it is stateful. Dead ones stay out of the spec: they would cost time,
+    could raise errors TF never raises, and parts without outputs are not run in groups."""
+    from tensorflow.python.framework import op_def_registry
+
+    def kept(node):
+        op_def = op_def_registry.get(node.op)  # ops of tf_blade's own rewrites: kept
+        return op_def is None or op_def.is_stateful or any(u not in members for u in users[node.name]) \
+            or any(make_ref(node.name, j) in fetched for j in range(len(node.out_dtypes)))
+
+    stack = [name for name in cluster if kept(graph.nodes[name])]
+    live = set()
+    while stack:
+        name = stack.pop()
+        if name in live:
+            continue
+        live.add(name)
+        node = graph.nodes[name]
+        stack += [p for p in (parse_ref(r)[0] for r in node.inputs) if p in members]
+        stack += [c for c in node.control_inputs if c in members]
+    return live
 
 
 def _spec_node(node: Node, refs):

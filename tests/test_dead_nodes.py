@@ -1,0 +1,48 @@
+"""Nodes of a cluster that feed no output: TF prunes them from a function, and so must we."""
+import numpy as np
+import tensorflow as tf
+import tf_keras
+
+import tf_blade
+
+
+def test_an_unused_op_that_would_fail_is_not_run():
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.int64, name="x"), tf.TensorSpec([None], tf.int64, name="s")])
+    def f(x, s):
+        tf.reshape(x * 2 + 1, [3, -1])  # unused: TF never runs it, so 5 values do not fail it
+        return {"y": tf.identity(s) * 3 + 1}
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.int64, name="x")])
+    def only_dead(x):
+        tf.reshape(x * 2 + 1, [3, -1])
+        return {"y": x}
+
+    x, s = tf.constant(np.arange(5, dtype=np.int64)), tf.constant(np.arange(4, dtype=np.int64))
+    opt = tf_blade.optimize(f, bridge="native")
+    assert opt.report.fused_ops == 1, opt.report
+    np.testing.assert_array_equal(opt.signatures["serving_default"](x=x, s=s)["y"], f(x, s)["y"])
+    opt = tf_blade.optimize(only_dead, bridge="native")
+    np.testing.assert_array_equal(opt.signatures["serving_default"](x=x)["y"], x)
+
+
+def test_sparse_and_ragged_keras_layers_whose_structure_is_unused():
+    # The Identity of the SparseTensor's indices and of the ragged row splits feed nothing: as
+    # parts without outputs they were grouped into a Numba typed List of (), whose zero item size
+    # killed the process with SIGFPE on every call
+    hashing = tf_keras.layers.Hashing(num_bins=9)
+    bucket = tf_keras.layers.Discretization(bin_boundaries=[0.0, 1.0])
+    f = tf.function(lambda s, r: {"h": hashing(s).values, "bucket": bucket(r).flat_values},
+                    input_signature=[tf.SparseTensorSpec([None, None], tf.string),
+                                     tf.RaggedTensorSpec([None, None], tf.float32)])
+    opt = tf_blade.optimize(f, bridge="native")
+    assert opt.report.fused_ops == 1, opt.report
+    fused = opt.signatures["serving_default"]
+    for k in (3, 0):
+        s = tf.SparseTensor(np.stack([np.arange(k), np.zeros(k, np.int64)], 1).reshape(-1, 2),
+                            tf.constant([b"a", b"", b"\xff"][:k], tf.string), [3, 1])
+        r = tf.RaggedTensor.from_row_lengths(tf.constant([0.5, -1.0, 1.0][:k], tf.float32),
+                                             np.full(3, 1 if k else 0, np.int64))
+        want = f(s, r)
+        got = fused(*tf.nest.flatten((s, r), expand_composites=True))
+        for key in want:
+            np.testing.assert_array_equal(got[key], want[key])
