@@ -2,12 +2,14 @@
 
 Numba cannot carry an exception's message across a cfunc boundary, so kernels write the text
 TensorFlow would have raised into ``err`` and return; the bridge turns it into
-InvalidArgumentError.
+InvalidArgumentError, or ResourceExhaustedError when it starts with ``OOM_PREFIX``, as TF's own
+allocation failures do.
 """
 import numpy as np
 from numba import njit
 
 ERR_BYTES = 1024
+OOM_PREFIX = "OOM when allocating"  # the start of every kernel's allocation failure (blade_op.cc too)
 
 
 def new_error_buffer():

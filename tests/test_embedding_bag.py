@@ -82,3 +82,22 @@ def test_rewrite_leaves_a_foreign_select_alone():
     victim["inputs"][1], victim["inputs"][2] = victim["inputs"][2], victim["inputs"][1]
     _, count = rewrite.fuse_embedding_bags(spec)
     assert count == len(COLUMNS) - 1
+
+
+@pytest.mark.parametrize("bridge", ["native", "numpy"])
+def test_a_dense_shape_too_big_to_allocate_is_resource_exhausted(bridge):
+    # TF raises ResourceExhaustedError (OOM allocating the [2**40] row mask); the fused op said
+    # InvalidArgumentError with the same OOM message
+    import tf_keras
+    import tf_blade
+    column = tf.feature_column.categorical_column_with_identity("c", 8, default_value=3)
+    layer = tf_keras.layers.DenseFeatures([tf.feature_column.embedding_column(column, 2, combiner="sum")])
+    f = tf.function(lambda i, v, s: layer({"c": tf.SparseTensor(i, v, s)}),
+                    input_signature=[tf.TensorSpec([None, 2], tf.int64), tf.TensorSpec([None], tf.int64),
+                                     tf.TensorSpec([2], tf.int64)])
+    opt = tf_blade.optimize(f, bridge=bridge)
+    assert opt.report.fused_ops == 1, opt.report
+    args = (tf.zeros([0, 2], tf.int64), tf.zeros([0], tf.int64), tf.constant([2**40, 1], tf.int64))
+    for fn in (f, opt.signatures["serving_default"]):
+        with pytest.raises(tf.errors.ResourceExhaustedError, match="OOM when allocating"):
+            fn(*args)

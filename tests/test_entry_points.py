@@ -136,3 +136,17 @@ def test_optimize_restores_the_cyclic_gc(monkeypatch):
     with pytest.raises(RuntimeError, match="pass failed"):
         tf_blade.optimize(fn, bridge="numpy")
     assert gc.isenabled()
+
+
+def test_function_with_a_python_default_argument():
+    # the closure idiom `lambda x, layer=layer: ...`: the default is in the traced signature as a
+    # non-tensor with no name, which failed optimize() with an AttributeError
+    import tf_keras
+    module = tf.Module()
+    module.hashing = tf_keras.layers.Hashing(num_bins=9)
+    module.f = tf.function(lambda x, h=module.hashing: {"y": h(x) * 2 + 1},
+                           input_signature=[tf.TensorSpec([None, 1], tf.string)])
+    opt = tf_blade.optimize(module, bridge="native")
+    assert opt.report.fused_ops == 1, opt.report
+    x = tf.constant([[b"a"], [b""], [b"\xff"]])
+    np.testing.assert_array_equal(opt.signatures["f"](x)["y"], module.f(x)["y"])

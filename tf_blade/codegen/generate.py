@@ -177,7 +177,8 @@ def generate(spec: dict):
                 chunk = calls[c:c + GROUP_SIZE]
                 padded = chunk + [chunk[0]] * (GROUP_SIZE - len(chunk))  # slots past n are never run
                 g = f"g{n}_{c}"
-                out.append(f"{g}, failed_{g} = {group}.group({', '.join('(' + ''.join(a + ', ' for a in col) + ')' for col in zip(*padded))}, np.int64({len(chunk)}), {wide}, err)")
+                columns = ['(' + ''.join(a + ', ' for a in col) + ')' for col in zip(*padded)]  # none: parts without inputs
+                out.append(f"{g}, failed_{g} = {group}.group({', '.join(columns + [f'np.int64({len(chunk)})', wide, 'err'])})")
                 results += [f"{g}[{j}]" for j in range(len(chunk))]
                 out += ["if err[0] != 0:",
                         f"    k_errors.add_context(err, {em.const(_suffixes(names[c:c + GROUP_SIZE]), 'N')}[failed_{g}])",
@@ -360,7 +361,7 @@ def _group_module(template: str, n_args: int, fail: str):
     source, so its slow parallel compile (~8 s) happens once per template, whatever the number
     of columns or the model."""
     q = [f"q{i}" for i in range(n_args)]
-    call = f"{template}.part({', '.join(f'{x}[i]' for x in q)}, errs[i])"
+    call = f"{template}.part({', '.join([f'{x}[i]' for x in q] + ['errs[i]'])})"  # q may be empty
     if fail == "()":  # parts without outputs (dead ends, asserts): Numba's typed List of () divides
         keep, outs = call, ["    outs = np.zeros(n, np.int8)"]  # by its item size, 0 (SIGFPE)
     else:

@@ -36,8 +36,9 @@ def function_io(cf):
     placeholders = cf.inputs[:n_user]
     args, kwargs = cf.structured_input_signature or ((), {})  # None for pruned GraphDef functions
     # A signature's keywords are its public input names; positional inputs use their specs' names.
-    labelled = [(s.name, s) for s in tf.nest.flatten(args, expand_composites=True)]
-    labelled += [(key if isinstance(kwargs[key], tf.TensorSpec) else s.name, s)
+    # (A Python default, `lambda x, layer=layer: ...`, flattens to a non-spec with no name.)
+    labelled = [(getattr(s, "name", None), s) for s in tf.nest.flatten(args, expand_composites=True)]
+    labelled += [(key if isinstance(kwargs[key], tf.TensorSpec) else getattr(s, "name", None), s)
                  for key in sorted(kwargs) for s in tf.nest.flatten(kwargs[key], expand_composites=True)]
     labels = [label for label, s in labelled if isinstance(s, tf.TensorSpec)]
     parameters = list(cf.function_type.parameters) if cf.function_type else []

@@ -18,10 +18,9 @@ MAX_INLINED_CONST_ELEMENTS = 1024  # larger constants (frozen tables) stay graph
 
 def build_spec(graph: Graph, cluster: List[str], fetches=()):
     """Returns (spec dict, input refs in the outer graph, output refs in the outer graph)."""
+    cluster = live_nodes(graph, cluster, fetches)
     members = set(cluster)
     users = graph.consumers()
-    live = _live(graph, cluster, members, users, set(fetches))
-    cluster = [name for name in cluster if name in live]
     local: Dict[str, str] = {}      # outer ref -> spec ref
     inputs, input_refs, nodes = [], [], []
 
@@ -65,11 +64,13 @@ def build_spec(graph: Graph, cluster: List[str], fetches=()):
     return spec, input_refs, output_refs
 
 
-def _live(graph: Graph, cluster: List[str], members, users, fetched):
-    """The cluster's nodes TF runs: a function prunes what feeds none of its outputs (nor any
-    control edge) unless it is stateful. Dead ones stay out of the spec: they would cost time,
-    could raise errors TF never raises, and parts without outputs are not run in groups."""
+def live_nodes(graph: Graph, cluster: List[str], fetches=()) -> List[str]:
+    """The cluster's nodes TF runs, in order: a function prunes what feeds none of its outputs (nor
+    any control edge) unless it is stateful. Dead ones stay out of the spec and the fallback: they
+    would cost time and could raise errors TF never raises."""
     from tensorflow.python.framework import op_def_registry
+
+    members, users, fetched = set(cluster), graph.consumers(), set(fetches)
 
     def kept(node):
         op_def = op_def_registry.get(node.op)  # ops of tf_blade's own rewrites: kept
@@ -86,7 +87,7 @@ def _live(graph: Graph, cluster: List[str], members, users, fetched):
         node = graph.nodes[name]
         stack += [p for p in (parse_ref(r)[0] for r in node.inputs) if p in members]
         stack += [c for c in node.control_inputs if c in members]
-    return live
+    return [name for name in cluster if name in live]
 
 
 def _spec_node(node: Node, refs):
@@ -123,8 +124,9 @@ def replace_cluster(graph: Graph, cluster: List[str], fused_name: str, make_fuse
     extra = {}
     if getattr(make_fused_node, "takes_fallback", False):
         from ..runtime.compiler import spec_key
-        handles = frozen_table_handles(cluster, frozen or {})
-        extra["fallback"] = add_fallback_function(graph, cluster, input_refs + handles,
+        live = live_nodes(graph, cluster, fetches)  # the inputs are those of the live nodes
+        handles = frozen_table_handles(live, frozen or {})
+        extra["fallback"] = add_fallback_function(graph, live, input_refs + handles,
                                                   fused_input_dtypes(spec) + [RESOURCE] * len(handles),
                                                   output_refs, spec_key(spec_text(spec)), frozen)
         extra["fallback_inputs"] = handles
@@ -139,8 +141,24 @@ def replace_cluster(graph: Graph, cluster: List[str], fused_name: str, make_fuse
         if any(c in members for c in node.control_inputs):
             kept = [c for c in node.control_inputs if c not in members]
             node.control_inputs = kept + [fused_name]
+        _drop_colocation(node, members)
     graph.nodes[fused_name] = fused
     return fused, new_ref
+
+
+def _drop_colocation(node: Node, gone):
+    """Drops the colocation hints (``_class: loc:@name``) that name nodes now fused away: the
+    graph would not import (an outside control_dependency Identity colocated with a fused Select)."""
+    hint = node.raw_attrs.get("_class")
+    if hint is None:
+        return
+    kept = [c for c in hint.list.s if c.decode(errors="replace")[len("loc:@"):] not in gone]
+    if len(kept) == len(hint.list.s):
+        return
+    from tensorflow.core.framework import attr_value_pb2
+    node.raw_attrs.pop("_class")  # a new value: the old one may be shared with the fallback's copy
+    if kept:
+        node.raw_attrs["_class"] = attr_value_pb2.AttrValue(list=attr_value_pb2.AttrValue.ListValue(s=kept))
 
 
 def _read_variable(graph: Graph, resource_ref: str, dtype: int, fused_name: str, i: int) -> str:

@@ -18,6 +18,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "tensorflow/core/framework/function.h"
 #include "tensorflow/core/framework/op.h"
@@ -34,6 +35,8 @@
 using namespace tensorflow;
 
 namespace {
+
+constexpr char kOomPrefix[] = "OOM when allocating";  // kernels/errors.py OOM_PREFIX
 
 constexpr int kMaxRank = 8;
 constexpr int kErrLen = 1024;
@@ -368,7 +371,10 @@ class BladeFusedCallOp : public OpKernel {
     errbuf[kErrLen - 1] = 0;
     // An alloc failure is the root cause of whatever the kernel did next.
     absl::Status s = cc.status;
-    if (s.ok() && rc != 0) s = absl::InvalidArgumentError(errbuf);
+    // A kernel's "OOM when allocating ..." is TF's ResourceExhausted; any other message, bad input.
+    if (s.ok() && rc != 0)
+      s = absl::StartsWith(errbuf, kOomPrefix) ? absl::ResourceExhaustedError(errbuf)
+                                               : absl::InvalidArgumentError(errbuf);
     for (size_t i = 0; i < cc.allocated.size() && s.ok(); ++i)
       if (!cc.allocated[i])
         s = absl::InternalError(absl::StrCat("tf_blade: kernel did not allocate output ", i));

@@ -20,7 +20,7 @@ from ..codegen.dtypes import RESOURCE, STRING
 from ..codegen.parts import ref_meta
 from ..codegen.registry import has_effects
 from ..graph.ir import Node
-from ..kernels.errors import error_text, new_error_buffer
+from ..kernels.errors import OOM_PREFIX, error_text, new_error_buffer
 from ..kernels.strings import tstrings_from_bytes
 from . import compiler
 
@@ -142,7 +142,8 @@ class NumpyKernel:
         err = new_error_buffer()
         outs = self.module.body(*args, True, err)  # solo: under the GIL, one call at a time
         if err[0]:
-            raise ValueError(error_text(err))  # py_func reports ValueError as InvalidArgument
+            text = error_text(err)  # py_func reports ValueError as InvalidArgument, MemoryError as
+            raise (MemoryError if text.startswith(OOM_PREFIX) else ValueError)(text)  # ResourceExhausted
         return [o.reshape(()) if rank == 0 else o for o, (_, rank) in zip(outs, self.out_meta)]
 
 

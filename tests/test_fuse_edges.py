@@ -1,4 +1,5 @@
-"""Nodes of a cluster that feed no output: TF prunes them from a function, and so must we."""
+"""What fusing must keep as TF has it: nodes that feed no output are never run (TF prunes them from a
+function), colocation hints naming fused nodes go, and generated groups of parts of any shape."""
 import numpy as np
 import tensorflow as tf
 import tf_keras
@@ -46,3 +47,29 @@ def test_sparse_and_ragged_keras_layers_whose_structure_is_unused():
         got = fused(*tf.nest.flatten((s, r), expand_composites=True))
         for key in want:
             np.testing.assert_array_equal(got[key], want[key])
+
+
+def test_a_node_colocated_with_a_fused_one_keeps_the_graph_importable():
+    @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.float32, name="x0"),
+                                  tf.TensorSpec([None, 2], tf.float32, name="x1")])
+    def f(x0, x1):
+        c = tf.reshape(tf.cast(tf.range(6), tf.float32) * 2.0, [3, 2])
+        with tf.compat.v1.colocate_with(c):
+            outside = tf.math.cumsum(c + 1.0)  # no lowering: stays TF, its hint names a fused node
+        return {"y": tf.concat([x0 * 3.0, x1 * 3.0, c], 0), "o": outside}
+
+    opt = tf_blade.optimize(f, bridge="native")
+    assert opt.report.fused_ops >= 1, opt.report
+    args = dict(x0=tf.ones([2, 2]), x1=tf.zeros([1, 2]))
+    want, got = f(**args), opt.signatures["serving_default"](**args)
+    for key in want:
+        np.testing.assert_array_equal(got[key], want[key])
+
+
+def test_group_modules_of_parts_without_inputs_or_outputs_compile():
+    from tf_blade.codegen.generate import _group_module
+    for n_args, fail in ((0, "(np.zeros((0,), dtype=np.int64), )"), (2, "()"), (0, "()")):
+        name, source = _group_module("tf_blade_part_x", n_args, fail)
+        compile(source, name, "exec")  # a part without inputs was called as part(, errs[i])
+        if fail == "()":  # nothing kept: Numba's typed List of () kills the process (SIGFPE)
+            assert "List()" not in source
