@@ -77,15 +77,15 @@ def columns_from_inputs(ptrs, shapes, columns, like):
     tables = List()
     vectors = List()
     elements = 0
-    most = 0  # the string ids of every column are 0..n-1: views of one arange, not one a column
+    counts = np.zeros(columns.shape[0], np.int64)  # strings a column (none for DENSE)
     for c in range(columns.shape[0]):
         s, rank = columns[c, 0], columns[c, 1]
         if s >= 0:
-            n = 1
+            counts[c] = 1
             for d in range(rank):
-                n *= shapes[s * MAX_RANK + d]
-            most = max(most, n)
-    flat = np.arange(most)
+                counts[c] *= shapes[s * MAX_RANK + d]
+    # a column's string ids are 0..n-1: views of one arange, not one a column
+    flat = np.arange(np.max(counts) if columns.shape[0] > 0 else 0)
     for c in range(columns.shape[0]):
         s, rank, t = columns[c, 0], columns[c, 1], columns[c, 2]
         rows, width = shapes[t * MAX_RANK], shapes[t * MAX_RANK + 1]
@@ -96,12 +96,9 @@ def columns_from_inputs(ptrs, shapes, columns, like):
             tstrings.append(np.zeros(0, np.uint8))
             elements += rows * width
             continue
-        shape = shapes[s * MAX_RANK:s * MAX_RANK + rank].copy()
-        n = 1
-        for d in shape:
-            n *= d
+        n = counts[c]
         ids.append(flat[:n])
-        in_shapes.append(shape)
+        in_shapes.append(shapes[s * MAX_RANK:s * MAX_RANK + rank].copy())
         tstrings.append(carray(ptr_from_int(ptrs[2 * s], np.uint8), (n * TSTRING_BYTES,)))
         elements += n
     vectors.append(np.zeros(0, np.int64))  # never read: gives the list its type

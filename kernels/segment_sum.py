@@ -33,12 +33,13 @@ def segment_sum(data, ids, err, take_max=False):
             return out
         for i in range(start, end):
             for j in range(inner):
-                if not take_max and end - start == 1:  # TF copies a one-row segment: -0.0 stays
+                if take_max:
+                    if i == start or data[i, j] > out[seg, j]:
+                        out[seg, j] = data[i, j]
+                elif end - start == 1:  # TF copies a one-row segment: -0.0 stays
                     out[seg, j] = data[i, j]
-                elif not take_max:
+                else:
                     out[seg, j] += data[i, j]
-                elif i == start or data[i, j] > out[seg, j]:
-                    out[seg, j] = data[i, j]
         start = end
     return out
 

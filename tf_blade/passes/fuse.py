@@ -17,7 +17,8 @@ MAX_INLINED_CONST_ELEMENTS = 1024  # larger constants (frozen tables) stay graph
 
 
 def build_spec(graph: Graph, cluster: List[str], fetches=()):
-    """Returns (spec dict, input refs in the outer graph, output refs in the outer graph)."""
+    """Returns (spec dict, input refs in the outer graph, output refs in the outer graph, the
+    cluster's live nodes, which the spec holds)."""
     cluster = live_nodes(graph, cluster, fetches)
     members = set(cluster)
     users = graph.consumers()
@@ -61,7 +62,7 @@ def build_spec(graph: Graph, cluster: List[str], fetches=()):
             if ref in fetched or any(ref in graph.nodes[u].inputs for u in outside):
                 output_refs.append(ref)
     spec = {"inputs": inputs, "nodes": nodes, "outputs": [local[r] for r in output_refs]}
-    return spec, input_refs, output_refs
+    return spec, input_refs, output_refs, cluster
 
 
 def live_nodes(graph: Graph, cluster: List[str], fetches=()) -> List[str]:
@@ -116,7 +117,7 @@ def replace_cluster(graph: Graph, cluster: List[str], fused_name: str, make_fuse
     returns, rewiring data and control edges; returns that node and {old ref: new ref}.
     ``frozen``: the original lookups of frozen tables (passes/freeze_tables.py), for the fallback."""
     members = set(cluster)
-    spec, input_refs, output_refs = build_spec(graph, cluster, fetches)
+    spec, input_refs, output_refs, live = build_spec(graph, cluster, fetches)
     if not getattr(make_fused_node, "takes_resources", False):  # the numpy bridge needs values
         for i, inp in enumerate(spec["inputs"]):
             if inp["read_variable"]:
@@ -124,7 +125,6 @@ def replace_cluster(graph: Graph, cluster: List[str], fused_name: str, make_fuse
     extra = {}
     if getattr(make_fused_node, "takes_fallback", False):
         from ..runtime.compiler import spec_key
-        live = live_nodes(graph, cluster, fetches)  # the inputs are those of the live nodes
         handles = frozen_table_handles(live, frozen or {})
         extra["fallback"] = add_fallback_function(graph, live, input_refs + handles,
                                                   fused_input_dtypes(spec) + [RESOURCE] * len(handles),

@@ -129,7 +129,7 @@ def compile_pass(s: State):
     from ..runtime import compiler
     kept = []
     for cluster in s.clusters:
-        spec, _, _ = fuse.build_spec(s.graph, cluster, s.fetches)
+        spec = fuse.build_spec(s.graph, cluster, s.fetches)[0]
         try:
             compiler.load_kernel(fuse.spec_text(spec))
             kept.append(cluster)

@@ -142,8 +142,9 @@ class NumpyKernel:
         err = new_error_buffer()
         outs = self.module.body(*args, True, err)  # solo: under the GIL, one call at a time
         if err[0]:
-            text = error_text(err)  # py_func reports ValueError as InvalidArgument, MemoryError as
-            raise (MemoryError if text.startswith(OOM_PREFIX) else ValueError)(text)  # ResourceExhausted
+            # py_func reports ValueError as InvalidArgument and MemoryError as ResourceExhausted
+            text = error_text(err)
+            raise (MemoryError if text.startswith(OOM_PREFIX) else ValueError)(text)
         return [o.reshape(()) if rank == 0 else o for o, (_, rank) in zip(outs, self.out_meta)]
 
 
