@@ -62,7 +62,7 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
         values[ref] = Value(f"p{i}", dtype, rank)
         params += _vars(values[ref])
     runtime_params = []
-    em.lines, em.fail_expr = [], _fail_tuple(spec, part.outputs)
+    em.lines, em.fail_expr = [], "failed_part()"  # see _fail_function
     for k in part.nodes:
         raw = spec["nodes"][k]
         low = lowerings[raw["op"]]
@@ -79,7 +79,7 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
     returns = "".join(f"np.ascontiguousarray({x}), " for r in part.outputs for x in _vars(values[r]))
     wide = ["wide"] if _is_parallel(spec, part, lowerings) else []
     signature = ', '.join(params + runtime_params + wide + ['err'])
-    source = (["", "", INTERNAL, f"def part({signature}):"]
+    source = (_fail_function("failed_part", spec, part.outputs) + ["", "", INTERNAL, f"def part({signature}):"]
               + ["    " + line for line in em.lines] + [f"    return ({returns})"])
     writer = _writer(spec, part, lowerings)
     if writer is not None:  # the same op in two halves (see _deferred_outputs)

@@ -5,6 +5,11 @@ one function makes Numba and LLVM chew through every copy (minutes); compiling o
 template and calling it 26 times takes seconds. A node joins the part of its producers unless it
 *joins* independent streams (its producers read disjoint or incomparable sets of cluster
 inputs, like the final concat); such a node starts a part of its own.
+
+A part of more than MAX_PART_NODES nodes is cut into runs of that many, in its order. Numba's
+typing and LLVM grow faster than linearly with a function's size: the 521 shape and index ops of
+a Keras ``Hashing(mask_value=...)`` on a ragged input, one function, had not compiled after 22
+minutes.
 """
 from __future__ import annotations
 
@@ -14,6 +19,8 @@ import json
 from typing import Dict, List
 
 from .registry import EFFECT_OPS
+
+MAX_PART_NODES = 40
 
 
 @dataclasses.dataclass
@@ -64,8 +71,17 @@ def decompose(spec) -> List[Part]:
         if node["op"] != "Const":
             groups.setdefault(find(k), []).append(k)
     after = _after_edges(spec)
-    parts = [_make_part(spec, members, after) for members in groups.values()]
-    return _topological(parts) or [_make_part(spec, [k for k in range(len(nodes)) if nodes[k]["op"] != "Const"], after)]
+    parts = [run for members in groups.values() for run in _cut(spec, _make_part(spec, members, after), after)]
+    whole = _make_part(spec, [k for k in range(len(nodes)) if nodes[k]["op"] != "Const"], after)
+    return _topological(parts) or _topological(_cut(spec, whole, after)) or [whole]
+
+
+def _cut(spec, part: Part, after_edges) -> List[Part]:
+    """``part``, or runs of MAX_PART_NODES of its nodes (constants go where they are read)."""
+    nodes = [k for k in part.nodes if spec["nodes"][k]["op"] != "Const"]
+    if len(nodes) <= MAX_PART_NODES:
+        return [part]
+    return [_make_part(spec, nodes[i:i + MAX_PART_NODES], after_edges) for i in range(0, len(nodes), MAX_PART_NODES)]
 
 
 def part_deps(parts: List[Part]) -> List[set]:

@@ -4,8 +4,9 @@ Order, and why:
 1. inline_calls      - signature bodies hide behind (Stateful)PartitionedCall; clustering must see them.
 2. refuse_training   - a graph that computes gradients needs the original ops for their gradients.
    unguard_asserts   - tf.debugging asserts hide their Assert in an If; unwrapped, it can fuse.
-   constant_control_edges - control edges on constants move to their consumers (else the
-                       constant, never clustered, splits the clusters on either side).
+   fold_ranges       - integer Ranges over constants become constants (asserts reduce over them).
+   constant_control_edges - control edges on constants and relay NoOps move to their consumers
+                       (else the node, never clustered, splits the clusters on either side).
 3. freeze_tables     - lookups on static tables become fusable (needs the inlined lookups);
                        the cluster pass puts back any frozen lookup it leaves unfused.
 4. cluster           - supported nodes -> cycle-free clusters (needs the inlined, final op set).
@@ -26,7 +27,8 @@ from ..graph.ir import Graph, from_graphdef, make_ref, parse_ref, to_graphdef
 from ..runtime.bridge import FUSED_OPS, NUMPY_OPS
 from . import fuse
 from .freeze_tables import freeze_tables, restore_unfused
-from .constant_control_edges import move_constant_control_edges
+from .fold_ranges import fold_ranges
+from .constant_control_edges import bypass_relay_noops, move_constant_control_edges
 from .partition import partition
 from .unguard_asserts import unguard_asserts
 from .support import unsupported_reason
@@ -81,8 +83,14 @@ def unguard_asserts_pass(s: State):
     return True
 
 
+def fold_ranges_pass(s: State):
+    fold_ranges(s.graph)
+    return True
+
+
 def constant_control_edges_pass(s: State):
     move_constant_control_edges(s.graph)
+    bypass_relay_noops(s.graph, s.fetches)
     return True
 
 
@@ -163,6 +171,7 @@ PIPELINE = [
     ("inline_calls", inline_pass),
     ("refuse_training", refuse_training_pass),
     ("unguard_asserts", unguard_asserts_pass),
+    ("fold_ranges", fold_ranges_pass),
     ("constant_control_edges", constant_control_edges_pass),
     ("freeze_tables", freeze_tables_pass),
     ("cluster", cluster_pass),

@@ -1,0 +1,76 @@
+"""BroadcastArgs and BroadcastTo: TF's BCast rule (dims aligned from the right; equal, or one of
+them 1) with TF's checks, in TF's order (BroadcastTo: the shape, the ranks, the allocation, then
+the broadcast, checked for empty outputs too)."""
+import numpy as np
+from numba import njit
+from numba.cpython.unsafe.tuple import tuple_setitem
+
+from .errors import OOM_PREFIX, dims_text, int_text, set_error
+from .fill import checked_dims
+
+
+@njit(cache=True, nogil=True)
+def _joined(v):
+    """A shape vector as TF's StrJoin(v, ",") prints it inside brackets."""
+    return dims_text(v.astype(np.int64))
+
+
+@njit(cache=True, nogil=True)
+def broadcast_args(s0, s1, err):
+    n = max(s0.shape[0], s1.shape[0])
+    out = np.empty(n, s0.dtype)
+    for i in range(n):  # i-th dim from the right
+        a = s0[s0.shape[0] - 1 - i] if i < s0.shape[0] else 1
+        b = s1[s1.shape[0] - 1 - i] if i < s1.shape[0] else 1
+        if a == b or b == 1:
+            out[n - 1 - i] = a
+        elif a == 1:
+            out[n - 1 - i] = b
+        else:
+            set_error(err, "Incompatible shapes: " + _joined(s0) + " vs. " + _joined(s1))
+            return out
+    return out
+
+
+@njit(cache=True, nogil=True)
+def broadcast_to(x, shape, like, err):
+    """x broadcast to ``shape`` (int32/int64 vector); ``like``: an empty array of the output's
+    static rank, whose shape tuple becomes the output's. A scalar ``x`` may come as a one-element
+    vector (generated code's scalars): it broadcasts the same."""
+    dims = checked_dims(shape, err)
+    if err[0] != 0:
+        return np.empty_like(like)
+    rank = like.ndim
+    out_shape = like.shape
+    padded = like.shape  # x's shape with 1s in front, to the output's rank
+    for i in range(rank):
+        out_shape = tuple_setitem(out_shape, i, dims[i] if i < dims.shape[0] else 0)
+        padded = tuple_setitem(padded, i, 1)
+    same = dims.shape[0] == x.ndim
+    for i in range(x.ndim):
+        padded = tuple_setitem(padded, rank - x.ndim + i, x.shape[i])
+        same = same and x.shape[i] == dims[i]
+    if same:  # TF forwards the input
+        return x.reshape(out_shape).copy()
+    if x.ndim > dims.shape[0] or dims.shape[0] != rank:
+        set_error(err, "Rank of input (" + int_text(x.ndim) + ") must be no greater than rank of output shape ("
+                  + int_text(dims.shape[0]) + ").")
+        return np.empty_like(like)
+    try:
+        out = np.empty(out_shape, x.dtype)
+    except Exception:
+        set_error(err, OOM_PREFIX + " tensor with shape" + dims_text(dims))
+        return np.empty_like(like)
+    for i in range(rank):
+        a, b = padded[i], out_shape[i]
+        if a != b and a != 1 and b != 1:
+            set_error(err, "Incompatible shapes: " + dims_text(x.shape) + " vs. " + dims_text(dims))
+            return out
+    for i in range(rank):
+        if padded[i] != out_shape[i] and padded[i] != 1:
+            set_error(err, "Unable to broadcast tensor of shape " + dims_text(x.shape) + " to tensor of shape "
+                      + dims_text(dims))
+            return out
+    if out.size:
+        out[...] = np.broadcast_to(np.ascontiguousarray(x).reshape(padded), out_shape)
+    return out
