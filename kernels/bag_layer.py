@@ -23,7 +23,7 @@ from numba.typed import List
 
 from ..runtime.abi import MAX_RANK, call_alloc, ptr_from_int
 from .concat import mismatch
-from .errors import ERR_BYTES, set_error
+from .errors import ERR_BYTES, OOM_PREFIX, set_error
 from .gather import index_miss
 from .parallel import args_reader, cell_reader, run_blocks, task_cell
 from .pooled_gather import pool_rows
@@ -220,7 +220,7 @@ def _blocks(layout):
 @njit(cache=True, nogil=True)
 def _check_filled(failed, err):
     if failed[0]:
-        set_error(err, "OOM when allocating the feature layer's scratch buffers")
+        set_error(err, OOM_PREFIX + " the feature layer's scratch buffers")
 
 
 @njit(cache=True, nogil=True)

@@ -6,7 +6,7 @@ their input order, an empty row's filler at that row's slot.
 import numpy as np
 from numba import njit
 
-from .errors import int_text, set_error
+from .errors import OOM_PREFIX, int_text, set_error
 
 
 @njit(cache=True, nogil=True)
@@ -40,7 +40,7 @@ def sparse_fill_empty_rows(indices, values, dense_shape, default_value, err):
         start = np.zeros(dense_rows, np.int64)
         empty_rows = np.empty(dense_rows, np.bool_)
     except Exception:
-        set_error(err, "OOM when allocating tensor with shape[" + str(dense_rows) + "] and type bool")
+        set_error(err, OOM_PREFIX + " tensor with shape[" + str(dense_rows) + "] and type bool")
         return _nothing(rank, values)
     # Count each row's entries (validating the row indices), then turn counts into start offsets.
     ordered = True

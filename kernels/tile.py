@@ -2,7 +2,7 @@
 import numpy as np
 from numba import njit
 
-from .errors import int_text, set_error
+from .errors import OOM_PREFIX, int_text, set_error
 
 _MAX = 9223372036854775807
 
@@ -31,7 +31,7 @@ def tile_2d(x, multiples, err):
     try:
         out = np.empty((rows, cols), x.dtype)
     except Exception:
-        set_error(err, "OOM when allocating tensor with shape[" + str(rows) + "," + str(cols) + "]")
+        set_error(err, OOM_PREFIX + " tensor with shape[" + str(rows) + "," + str(cols) + "]")
         return np.empty((0, 0), x.dtype)
     if rows == 0 or cols == 0:  # the loops below would still spin through huge multiples
         return out
@@ -60,7 +60,7 @@ def tile_1d(x, multiples, err):
     try:
         out = np.empty(total, x.dtype)
     except Exception:
-        set_error(err, "OOM when allocating tensor with shape[" + str(total) + "]")
+        set_error(err, OOM_PREFIX + " tensor with shape[" + str(total) + "]")
         return np.empty(0, x.dtype)
     if total == 0:
         return out
