@@ -61,13 +61,11 @@ def broadcast_to(x, shape, like, err):
     except Exception:
         set_error(err, OOM_PREFIX + " tensor with shape" + dims_text(dims))
         return np.empty_like(like)
+    joint = broadcast_args(np.array(x.shape, np.int64), dims, err)  # TF's "Incompatible shapes"
+    if err[0] != 0:
+        return out
     for i in range(rank):
-        a, b = padded[i], out_shape[i]
-        if a != b and a != 1 and b != 1:
-            set_error(err, "Incompatible shapes: " + dims_text(x.shape) + " vs. " + dims_text(dims))
-            return out
-    for i in range(rank):
-        if padded[i] != out_shape[i] and padded[i] != 1:
+        if joint[i] != dims[i]:
             set_error(err, "Unable to broadcast tensor of shape " + dims_text(x.shape) + " to tensor of shape "
                       + dims_text(dims))
             return out

@@ -15,7 +15,7 @@ outputs ordered after its stateful ops) stay: support.py keeps their Identity co
 """
 from __future__ import annotations
 
-from ..graph.ir import Graph, parse_ref
+from ..graph.ir import Graph
 
 
 def move_constant_control_edges(graph: Graph) -> int:
@@ -33,15 +33,14 @@ def move_constant_control_edges(graph: Graph) -> int:
     return moved
 
 
-def bypass_relay_noops(graph: Graph, fetches=()) -> int:
+def bypass_relay_noops(graph: Graph) -> int:
     """Consumers of a NoOp with at most one control input wait on that input instead. Returns how many
     NoOps were bypassed (they stay in the graph, fed as before, ordering nothing)."""
     users = graph.consumers()
-    fetched = {parse_ref(f)[0] for f in fetches}
     bypassed = 0
     for name in graph.topological_order():  # a relay of a relay passes the first input along
         node = graph.nodes[name]
-        if node.op != "NoOp" or len(node.control_inputs) > 1 or node.inputs or name in fetched:
+        if node.op != "NoOp" or len(node.control_inputs) > 1 or node.inputs:  # (no outputs to fetch)
             continue
         for user in users[name]:
             consumer = graph.nodes[user]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..codegen.dtypes import INT32_64, numpy_name
-from ..codegen.lowerings.const import const_array
+from ..codegen.lowerings._common import const_value
 from ..graph.ir import Graph, const_node
 
 MAX_ELEMENTS = 1024
@@ -23,10 +23,9 @@ def fold_ranges(graph: Graph) -> int:
     for name, node in list(graph.nodes.items()):
         if node.op != "Range" or node.out_dtypes[0] not in INT32_64:
             continue
-        producers = [graph.producer(r) for r in node.inputs]
-        if any(p.op != "Const" for p in producers):
+        if any(graph.producer(r).op != "Const" for r in node.inputs):
             continue
-        start, limit, delta = (const_array(p.attrs["value"]) for p in producers)
+        start, limit, delta = (const_value(graph, r) for r in node.inputs)
         if start.ndim or limit.ndim or delta.ndim:
             continue
         start, limit, delta = int(start), int(limit), int(delta)

@@ -90,7 +90,7 @@ def fold_ranges_pass(s: State):
 
 def constant_control_edges_pass(s: State):
     move_constant_control_edges(s.graph)
-    bypass_relay_noops(s.graph, s.fetches)
+    bypass_relay_noops(s.graph)
     return True
 
 
