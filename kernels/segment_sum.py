@@ -64,7 +64,7 @@ def unsorted_segment_sum(data, ids, ids_shape, num_segments, err):
         set_error(err, "Input num_segments == " + int_text(rows) + " must not be negative.")
         return np.zeros((0, inner), data.dtype)
     out = np.zeros((rows, inner), data.dtype)
-    if out.size == 0:  # TF returns before it looks at the ids
+    if data.size == 0:  # TF returns before it looks at the ids only when there is no data
         return out
     for i in range(ids.shape[0]):
         seg = np.int64(ids[i])

@@ -12,7 +12,8 @@ import tensorflow as tf
 
 import tf_blade
 
-from conftest import op_counts
+from conftest import fused_specs, op_counts
+from tf_blade.codegen.generate import generate
 
 BINARY = ["Add", "Sub", "Mul", "RealDiv", "FloorMod", "Maximum", "Minimum", "Equal", "Less", "GreaterEqual"]
 UNARY = ["Neg", "Abs", "Square", "Sqrt", "Floor", "Ceil"]
@@ -68,3 +69,40 @@ def test_elementwise_ops_match_tf(dtype, rng):
             assert w.dtype == g.dtype and w.shape == g.shape, name
             bad = np.argwhere((w.view(np.uint8) != g.view(np.uint8)).reshape(w.shape + (w.itemsize,)).any(-1))
             assert np.array_equal(w.view(np.uint8), g.view(np.uint8)), (name, [(tuple(i), w[tuple(i[:2])], g[tuple(i[:2])], x.numpy()[i[0], i[1] % 3], y.numpy()[i[1] % 3]) for i in bad[:5]])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_float_constants_keep_their_bits(dtype):
+    # Generated code once wrote constants through repr(): inf and nan became undefined names (the
+    # kernel failed to compile, the cluster stayed in TF) and a NaN's sign and payload were lost.
+    bits = np.dtype(f"uint{np.dtype(dtype).itemsize * 8}")
+    special = np.array([np.inf, -np.inf, 0.0, -0.0, np.finfo(dtype).tiny / 4, np.finfo(dtype).max], dtype)
+    nans = np.array([np.nan, -np.nan], dtype).view(bits) | np.array([0, 1], bits)  # -NaN, a payload
+    special = np.concatenate([special, nans.view(dtype)])
+    inf = float("inf")
+    f = tf.function(lambda x: {"joined": tf.concat([x, tf.constant(special)], 0),
+                               "bucket": tf.raw_ops.Bucketize(input=x, boundaries=[-inf, 0.0, inf]) + 1},
+                    input_signature=[tf.TensorSpec([None], dtype)])
+    opt = tf_blade.optimize(f, bridge="native")
+    assert opt.report.fused_ops == 1, opt.report
+    x = tf.constant(np.array([-inf, -1.0, 0.0, 2.0, inf, np.nan], dtype))
+    want, got = f(x), opt.signatures["serving_default"](x)
+    np.testing.assert_array_equal(got["joined"].numpy().view(bits), want["joined"].numpy().view(bits))
+    np.testing.assert_array_equal(got["bucket"], want["bucket"])
+
+
+def test_scalar_outputs_allocate_without_spurious_errors(rng):
+    # The entry's dims buffer was np.empty: a rank-0 output writes no dim, and the check after its
+    # allocation read dims[0] uninitialised, so most cold runs failed with an empty message.
+    f = tf.function(lambda x: {"s0": tf.reduce_sum(x, 0), "m0": tf.reduce_mean(x, 0), "s1": tf.reduce_sum(x, 1),
+                               "total": tf.reduce_sum(x) * 2.0}, input_signature=[tf.TensorSpec([None, None], tf.float32)])
+    (spec,) = fused_specs(f, bridge="native")
+    entry = generate(spec)[0].split("def entry(")[1]
+    assert entry.index("dims = np.zeros(") < entry.index("call_alloc("), entry  # garbage is not reliably negative
+    opt = tf_blade.optimize(f, bridge="native")
+    assert opt.report.fused_ops == 1, opt.report
+    for shape in [(2, 2), (1000, 4), (4, 1000), (33, 33), (0, 3)] * 4:
+        x = tf.constant(rng.integers(-8, 8, shape).astype(np.float32))  # small integers: sums exact in any order
+        want, got = f(x), opt.signatures["serving_default"](x)
+        for key in want:
+            np.testing.assert_array_equal(got[key], want[key])

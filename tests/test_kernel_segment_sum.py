@@ -67,6 +67,15 @@ def test_unsorted_segment_sum_random(rng, dtype):
         check_unsorted(data, ids, int(rng.integers(3, 6)) if rng.random() < 0.9 else -1)
 
 
+def test_unsorted_segment_sum_checks_ids_whenever_there_is_data():
+    # TF skips the id check only when the data is empty, not when the output is: num_segments=0
+    # with data still rejects an id of 0
+    for data, ids, num in ((np.ones(3, np.float32), [0, 5, 6], 0), (np.ones(3, np.float32), [-1, -2, -3], 0),
+                           (np.ones((3, 0), np.float32), [0, 5, 6], 0), (np.ones((3, 0), np.float32), [0, 5, 6], 2),
+                           (np.ones(0, np.float32), [], 0)):
+        check_unsorted(data, np.array(ids, np.int64), num)
+
+
 def test_unsorted_segment_sum_shape_mismatch():
     check_unsorted(np.ones((1, 3), np.float32), np.array([0, 1], np.int64), 3)
 

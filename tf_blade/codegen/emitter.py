@@ -6,6 +6,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+from ..graph.attrs import bits_dtype
 from ..kernels.errors import context_suffix
 
 
@@ -55,8 +56,13 @@ class Emitter:
     def const(self, array: np.ndarray, hint="C") -> str:
         name = f"{hint}{len(self.globals)}"
         arr = np.ascontiguousarray(array)
-        self.globals.append(f"{name} = np.array({arr.ravel().tolist()!r}, dtype=np.{arr.dtype.name})"
-                            f".reshape({tuple(arr.shape) if arr.ndim else (1,)!r})")
+        shape = f".reshape({tuple(arr.shape) if arr.ndim else (1,)!r})"
+        if arr.dtype.kind in "fc":  # as bits: a repr writes inf/nan as names and drops NaN signs
+            bits = arr.view(bits_dtype(arr.dtype))
+            self.globals.append(f"{name} = np.array({bits.ravel().tolist()!r}, dtype=np.{bits.dtype.name})"
+                                f".view(np.{arr.dtype.name}){shape}")
+        else:
+            self.globals.append(f"{name} = np.array({arr.ravel().tolist()!r}, dtype=np.{arr.dtype.name}){shape}")
         return name
 
     def add_context(self, node_name: str) -> str:

@@ -442,7 +442,7 @@ def _native_entry(spec, out_meta, deferred, direct, steps, outs, em) -> List[str
         lines.append(f"    solo = in_ptrs[{2 * len(spec['inputs'])}] == 0")
         lines += _with_fail(steps, "1") + [f"    outs = {outs}"]
     if len(direct) < len(out_meta):
-        lines.append("    dims = np.empty(MAX_RANK, np.int64)")
+        lines.append("    dims = np.zeros(MAX_RANK, np.int64)  # a rank-0 output writes no dim; the check below reads dims[0]")
     for k, (dtype, rank) in enumerate(out_meta):
         if k in direct:  # a writer reading only the op's inputs: the library computes it from their pointers
             raw, inputs, low = direct[k]

@@ -35,7 +35,17 @@ def tensor_to_py(tensor_proto):
         dtype = "string"
     else:
         values, dtype = arr.ravel().tolist(), arr.dtype.name
-    return {"dtype": dtype, "shape": list(arr.shape), "values": values}
+    out = {"dtype": dtype, "shape": list(arr.shape), "values": values}
+    if arr.dtype.kind in "fc" and np.isnan(arr).any():  # JSON writes every NaN as NaN: keep sign and payload
+        out["bits"] = arr.ravel().view(bits_dtype(arr.dtype)).tolist()
+    return out
+
+
+def bits_dtype(dtype) -> np.dtype:
+    """The unsigned integer type as wide as one float (one component of a complex) of ``dtype``:
+    the type that carries its exact bits, NaN signs and payloads included."""
+    dtype = np.dtype(dtype)
+    return np.dtype(f"uint{dtype.itemsize * 8 // (2 if dtype.kind == 'c' else 1)}")
 
 
 def _scalar(kind, x):

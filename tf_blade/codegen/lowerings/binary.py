@@ -2,7 +2,11 @@
 min/max, logic, FloorMod and DivNoNan (0 where the divisor is 0). Known divergences of float Maximum/Minimum: a subnormal input comes back
 unchanged, where TF's threads (denormals-are-zero) return 0.0; and the sign of a zero when 0.0
 meets -0.0, which TF itself decides by position (Eigen's vector path returns the second operand,
-its scalar tail the first)."""
+its scalar tail the first). RealDiv by a constant: TF's Grappler usually turns x / c into
+x * (1 / c) (constant folding's ReduceDivToReciprocalMul, also when c is a foldable expression
+such as Sqrt of a constant), so TF's answer can be one ulp from the true quotient this kernel
+computes; not in every graph (a Keras Normalization's division stays a division in TF 2.21, for
+reasons not pinned down), so copying the rewrite would trade one divergence for another."""
 from ..dtypes import FLOAT, MAIN_NUMERIC, STRING
 from ..registry import Lowering, lowering
 from ._common import unsupported_dtype

@@ -3,6 +3,7 @@ import base64
 
 import numpy as np
 
+from ...graph.attrs import bits_dtype
 from ...kernels.strings import tstrings_from_bytes
 from ..emitter import Value
 from ..registry import Lowering, lowering
@@ -12,6 +13,8 @@ def const_array(attr_value):
     dtype, shape, values = attr_value["dtype"], attr_value["shape"], attr_value["values"]
     if dtype == "string":
         return np.array([base64.b64decode(v) for v in values], dtype=object).reshape(shape)
+    if "bits" in attr_value:  # a float tensor holding NaNs (graph/attrs.py)
+        return np.array(attr_value["bits"], dtype=bits_dtype(dtype)).view(dtype).reshape(shape)
     return np.array(values, dtype=dtype).reshape(shape)
 
 
