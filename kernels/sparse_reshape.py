@@ -13,6 +13,16 @@ _MAX = 9223372036854775807
 
 
 @njit(cache=True, nogil=True)
+def _overflowed(a, b):
+    """What TF's MultiplyWithoutOverflow returns for non-negative ``a * b`` past int64: the product
+    read as int64 while it fits 64 unsigned bits, else -1 (the "result" of its overflow message)."""
+    product = np.uint64(a) * np.uint64(b)
+    if product // np.uint64(a) != np.uint64(b):
+        return np.int64(-1)
+    return np.int64(product)
+
+
+@njit(cache=True, nogil=True)
 def resolve_shape(input_shape, new_shape, err):
     """(output dense shape, input dense size) of reshaping ``input_shape`` to ``new_shape`` (one -1
     inferred), with TF's checks and messages; shared with the fused string bag."""
@@ -26,7 +36,7 @@ def resolve_shape(input_shape, new_shape, err):
             set_error(err, "Expected shape dimensions to be non-negative, got " + int_text(s))
             return out_shape, dense_size
         if s != 0 and dense_size > _MAX // s:  # TF: MultiplyWithoutOverflow
-            set_error(err, "Encountered overflow when multiplying " + str(dense_size) + " with " + str(s) + ", result: -1")
+            set_error(err, "Encountered overflow when multiplying " + str(dense_size) + " with " + str(s) + ", result: " + int_text(_overflowed(dense_size, s)))
             return out_shape, dense_size
         dense_size *= s
     product = 1  # of the given sizes, -1 counted as 1: the running size of TF's output shape
@@ -43,7 +53,7 @@ def resolve_shape(input_shape, new_shape, err):
             set_error(err, "size " + str(d) + " must be non-negative, not " + int_text(s))
             return out_shape, dense_size
         elif s != 0 and product > _MAX // s:
-            set_error(err, "Encountered overflow when multiplying " + str(product) + " with " + str(s) + ", result: -1")
+            set_error(err, "Encountered overflow when multiplying " + str(product) + " with " + str(s) + ", result: " + int_text(_overflowed(product, s)))
             return out_shape, dense_size
         product *= s
         out_shape[d] = s

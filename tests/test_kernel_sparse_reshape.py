@@ -149,3 +149,15 @@ def test_sparse_reshape_large(rng):
     idx = np.stack([rng.integers(0, d, 20000) for d in shape], axis=1)
     check_raw(idx, shape, np.array([-1, 9], np.int64))
     check_raw(idx, shape, np.array([32, 2, 5, 10, 9], np.int64))
+
+
+@pytest.mark.parametrize("shape, new_shape", [([2**62, 2], [-1]), ([2**62, 4], [-1]),
+                                              ([3, 4], [2**62, 2, 0]), ([3, 4], [2**62, 4, 0])])
+def test_overflow_messages_print_tfs_result(shape, new_shape):
+    # TF's MultiplyWithoutOverflow gives the product read as int64 while it fits 64 unsigned bits
+    # (2**62 * 2 -> -2**63), else -1; the message prints that "result"
+    idx = np.array([[1, 1]], np.int64)
+    _, tf_err = tf_sparse_reshape(idx, np.array(shape, np.int64), np.array(new_shape, np.int64))
+    err = new_error_buffer()
+    sparse_reshape(idx, np.array(shape, np.int64), np.array(new_shape, np.int64), err)
+    assert error_text(err) == tf_err.split(" [Op:")[0].split("}} ")[-1]
