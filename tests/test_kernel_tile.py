@@ -77,3 +77,16 @@ def test_tile_wrapping_size_is_refused():
     assert tf_err is None and want.shape == (0,)
     got, k_err = run_kernel(np.ones(4, np.float32), np.array([2**62], np.int64))
     assert k_err and "overflow" in k_err
+
+
+def test_fused_string_tile_keeps_its_pool():
+    # A tiled string tensor's ids point into the input's string pool; the generated code named a
+    # pool the tile never had and failed to compile, leaving the cluster in TF
+    import tf_blade
+    f = tf.function(lambda x, k: tf.strings.to_hash_bucket_fast(tf.tile(x, tf.stack([k, 2])), 7),
+                    input_signature=[tf.TensorSpec([None, None], tf.string), tf.TensorSpec([], tf.int32)])
+    opt = tf_blade.optimize(f, bridge="native")
+    assert opt.report.fused_ops == 1, opt.report
+    for rows, k in (([["a", "b"], ["c", ""]], 2), ([["\u00e9t\u00e9", "x" * 40]], 3), ([["a"]], 0)):
+        x = tf.constant(rows)
+        np.testing.assert_array_equal(opt.signatures["serving_default"](x, tf.constant(k)), f(x, k))

@@ -9,4 +9,7 @@ class TileLowering(Lowering):
 
     def emit(self, node, ins, em):
         x, multiples = ins
-        return em.call(1, f"{em.kernel('tile', f'tile_{x.rank}d')}({x.var}, {multiples.var}, err)", True)
+        (out,) = em.call(1, f"{em.kernel('tile', f'tile_{x.rank}d')}({x.var}, {multiples.var}, err)", True)
+        if x.is_string:  # the tiled string ids still point into x's pool
+            em.share_pool(out, x)
+        return [out]
