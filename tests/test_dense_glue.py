@@ -14,6 +14,7 @@ import tf_blade
 
 from conftest import fused_specs, op_counts
 from tf_blade.codegen.generate import generate
+from tf_blade.graph.attrs import bits_dtype
 
 BINARY = ["Add", "Sub", "Mul", "RealDiv", "FloorMod", "Maximum", "Minimum", "Equal", "Less", "GreaterEqual"]
 UNARY = ["Neg", "Abs", "Square", "Sqrt", "Floor", "Ceil"]
@@ -75,7 +76,7 @@ def test_elementwise_ops_match_tf(dtype, rng):
 def test_float_constants_keep_their_bits(dtype):
     # Generated code once wrote constants through repr(): inf and nan became undefined names (the
     # kernel failed to compile, the cluster stayed in TF) and a NaN's sign and payload were lost.
-    bits = np.dtype(f"uint{np.dtype(dtype).itemsize * 8}")
+    bits = bits_dtype(dtype)
     special = np.array([np.inf, -np.inf, 0.0, -0.0, np.finfo(dtype).tiny / 4, np.finfo(dtype).max], dtype)
     nans = np.array([np.nan, -np.nan], dtype).view(bits) | np.array([0, 1], bits)  # -NaN, a payload
     special = np.concatenate([special, nans.view(dtype)])
