@@ -22,13 +22,13 @@ def inline_calls(graph_def, max_rounds: int = 16):
                  if n.op in CALL_OPS and n.attr["f"].func.name in functions]
         if not calls:
             return graph_def
-        graph = from_graphdef(graph_def)
+        graph = from_graphdef(graph_def, typed=False)  # the pipeline types the result
         for call in calls:
             fdef = functions[call.attr["f"].func.name]
             body_def, flat_names = function_def_to_graph_def(fdef)
             for nd in body_def.node:  # colocation hints name nodes the renaming invalidates
                 nd.attr.pop("_class", None)
-            _inline_one(graph, graph.nodes[call.name], fdef, from_graphdef(body_def), flat_names)
+            _inline_one(graph, graph.nodes[call.name], fdef, from_graphdef(body_def, typed=False), flat_names)
         graph_def = to_graphdef(graph)
     raise ValueError(f"function calls nested deeper than {max_rounds} levels")
 
