@@ -1,4 +1,4 @@
-"""Every way in: SavedModel dir, tf.Module, tf.function, ConcreteFunction, GraphDef, @function;
+"""Every way in: SavedModel dir or loaded, tf.Module, tf.function, ConcreteFunction, GraphDef, @function;
 and every way out: the written SavedModel in a fresh process, through TF2 and through a Session."""
 import os
 import subprocess
@@ -35,6 +35,7 @@ def expected(module, batch):
 def saved_model(module, tmp_path_factory):
     path = str(tmp_path_factory.mktemp("original"))
     tf.saved_model.save(module, path, signatures={"serving_default": module.serve})
+    tf.saved_model.save(tf.Module(), path + "_bare")  # no signatures
     return path
 
 
@@ -46,6 +47,14 @@ def test_saved_model_dir(saved_model, batch, expected, tmp_path):
     opt = tf_blade.optimize(saved_model, str(tmp_path / "opt"))
     assert opt.report.fused_ops == 1
     np.testing.assert_array_equal(features(opt.signatures["serving_default"](**batch)), expected)
+
+
+def test_loaded_saved_model(saved_model, batch, expected):
+    opt = tf_blade.optimize(tf.saved_model.load(saved_model))
+    assert list(opt.signatures) == ["serving_default"] and opt.report.fused_ops == 1  # signatures only
+    np.testing.assert_array_equal(features(opt.signatures["serving_default"](**batch)), expected)
+    with pytest.raises(ValueError, match="no signatures"):
+        tf_blade.optimize(tf.saved_model.load(saved_model + "_bare"))
 
 
 def test_tf_module(module, batch, expected):

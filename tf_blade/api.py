@@ -39,8 +39,9 @@ def disabled() -> bool:
 
 def optimize(model, output_dir=None, *, bridge=None, min_cluster_size=2, allow_ops=None,
              deny_ops=(), inputs=None, outputs=None):
-    """Optimizes a SavedModel directory, tf.Module, tf.function, ConcreteFunction or GraphDef
-    (a GraphDef needs ``inputs`` and ``outputs``: tensor names such as "x:0").
+    """Optimizes a SavedModel (its directory or what tf.saved_model.load returned), tf.Module,
+    tf.function, ConcreteFunction or GraphDef (a GraphDef needs ``inputs`` and ``outputs``:
+    tensor names such as "x:0").
 
     Returns an OptimizedModel; with ``output_dir`` also writes an optimized SavedModel there
     (loadable after ``import tf_blade``). ``bridge``: "native", "numpy" or "auto" (default, or
@@ -135,10 +136,10 @@ def _is_signature_compatible(cf):
 def _concrete_functions(model):
     """(trackable root, {signature name: ConcreteFunction}) for every accepted model kind."""
     if isinstance(model, (str, os.PathLike)):
-        loaded = tf.saved_model.load(os.fspath(model))
-        if not loaded.signatures:
-            raise ValueError(f"{model}: the SavedModel has no signatures to optimize")
-        return loaded, dict(loaded.signatures)
+        return _signatures(tf.saved_model.load(os.fspath(model)), os.fspath(model))
+    if not isinstance(model, tf.Module) and isinstance(model, tf.__internal__.tracking.AutoTrackable) \
+            and hasattr(model, "signatures"):  # what tf.saved_model.load returned
+        return _signatures(model, "the loaded SavedModel")
     if isinstance(model, tf.types.experimental.ConcreteFunction):
         return None, {"serving_default": model}
     if isinstance(model, tf.types.experimental.GenericFunction):  # its tables live in what its code names
@@ -159,8 +160,14 @@ def _concrete_functions(model):
             raise ValueError("the tf.Module has no traced tf.function (give it an input_signature "
                              "or call it once)")
         return model, functions
-    raise TypeError(f"optimize() takes a SavedModel path, tf.Module, tf.function or "
+    raise TypeError(f"optimize() takes a SavedModel (path or loaded), tf.Module, tf.function or "
                     f"ConcreteFunction, not {type(model).__name__}")
+
+
+def _signatures(loaded, where):
+    if not loaded.signatures:
+        raise ValueError(f"{where}: the SavedModel has no signatures to optimize")
+    return loaded, dict(loaded.signatures)
 
 
 def _graph_def_function(graph_def, inputs, outputs):
