@@ -44,12 +44,10 @@ def select_rows(cond, t, e, err=None):
     ``err`` when one is given; either way ``e`` comes back unchanged, never a write out of bounds.
     """
     out = np.ascontiguousarray(e).copy()
-    same = t.ndim == e.ndim
-    for d in range(t.ndim):
-        same = same and t.shape[d] == e.shape[d]
+    same = _same_shape(t.shape, e.shape)
     if cond.shape[0] != t.shape[0] or not same:
-        if err is not None:
-            if same:
+        if err is not None:  # in TF's order
+            if cond.shape[0] != t.shape[0]:
                 set_error(err, "Number of batches of 'then' must match size of 'cond', but saw: " + str(t.shape[0]) + " vs. " + str(cond.shape[0]))
             else:
                 set_error(err, "'then' and 'else' must have the same size.  but received: " + dims_text(t.shape) + " vs. " + dims_text(e.shape))
@@ -62,6 +60,35 @@ def select_rows(cond, t, e, err=None):
             for c in range(flat_out.shape[1]):
                 flat_out[i, c] = flat_src[i, c]
     return out
+
+
+@njit(cache=True, nogil=True)
+def _same_shape(a, b):
+    if len(a) != len(b):
+        return False
+    for d in range(len(a)):
+        if a[d] != b[d]:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def select_scalar(cond, t, e, err):
+    """Select (v1) with a scalar condition (its one element): all of ``t`` or all of ``e``, which
+    must have one shape (t and e of one rank). Select does not broadcast."""
+    if not _same_shape(t.shape, e.shape):
+        set_error(err, "'then' and 'else' must have the same size.  but received: " + dims_text(t.shape) + " vs. " + dims_text(e.shape))
+    return t if cond.ravel()[0] else e
+
+
+@njit(cache=True, nogil=True)
+def check_select_shapes(cond, t, e, err):
+    """Select (v1) elementwise: the three inputs (of one rank) must have one shape."""
+    for i, other in ((1, t.shape), (2, e.shape)):
+        if not _same_shape(cond.shape, other):
+            set_error(err, "Inputs to operation of type Select must have the same size and shape.  Input 0: "
+                      + dims_text(cond.shape) + " != input " + str(i) + ": " + dims_text(other))
+            return
 
 
 @njit(cache=True, nogil=True)

@@ -1,5 +1,5 @@
 """kernels/elementwise.py: broadcast_shape against tf.raw_ops.BroadcastArgs, select_rows against
-tf.raw_ops.Select (v1, vector condition), string_equals_const against tf.raw_ops.Equal."""
+tf.raw_ops.Select (v1, vector condition), fused Select v1 against TF, string_equals_const against tf.raw_ops.Equal."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -102,6 +102,41 @@ def test_select_rows_mismatched_shapes(n_cond, t_shape, e_shape):
     select_rows(cond, t, e, err)  # must not write out of bounds or raise
     assert err[0] != 0 and error_text(err)
     select_rows(cond, t, e)  # without an error buffer: still no crash
+
+
+@pytest.mark.parametrize("cond_rank", [0, 1, 2])
+def test_fused_select_v1_never_broadcasts(rng, cond_rank):
+    """Fused Select (v1) answers or refuses as TF does: a scalar condition takes then or else of one
+    shape, a vector one rows, a matrix one elements of three equal shapes (fuzz round 4: it
+    broadcast where TF raises)."""
+    import tf_blade
+    specs = [tf.TensorSpec([None] * cond_rank, tf.bool)] + [tf.TensorSpec([None, None], tf.float32)] * 2
+    f = tf.function(lambda c, t, e: tf.raw_ops.Select(condition=c, x=t, y=e) * 2.0, input_signature=specs)
+    opt = tf_blade.optimize(f, bridge="native")
+    assert opt.report.functions["serving_default"]["clusters"][0]["op_types"].get("Select") == 1
+    fused = opt.signatures["serving_default"]
+    dims = lambda: tuple(int(d) for d in rng.integers(0, 4, size=2))  # noqa: E731
+    for k in range(40):
+        t_shape = dims()
+        e_shape = t_shape if k % 3 else dims()
+        c_shape = (t_shape if k % 2 else dims())[:cond_rank]
+        args = [tf.constant(rng.random(c_shape) < 0.5), tf.constant(rng.normal(size=t_shape).astype(np.float32)),
+                tf.constant(rng.normal(size=e_shape).astype(np.float32))]
+        try:
+            want, want_err = f(*args).numpy(), None
+        except tf.errors.InvalidArgumentError as ex:
+            want, want_err = None, ex.message
+        try:
+            got, got_err = fused(*args).numpy(), None
+        except tf.errors.InvalidArgumentError as ex:
+            got, got_err = None, ex.message
+        shapes = (c_shape, t_shape, e_shape)
+        assert (want_err is None) == (got_err is None), (shapes, want_err, got_err)
+        if want_err is None:
+            np.testing.assert_array_equal(got, want)
+        else:  # the same words, TF's "operation <node>" aside
+            core = want_err.split("}} ")[-1].splitlines()[0].replace("operation Select of type", "operation of type")
+            assert core in got_err, (shapes, want_err, got_err)
 
 
 # --------------------------------------------------------------------------------------------
