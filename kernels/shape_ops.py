@@ -8,12 +8,24 @@ _MAX = 9223372036854775807
 
 
 @njit(cache=True, nogil=True)
-def shape_of(x, rank, out_dtype_example):
-    """Shape (or Size-like) vector of ``x``; ``rank`` is the true rank (x is (1,) for scalars)."""
+def shape_of(x, rank, out_dtype_example, err):
+    """Shape vector of ``x``; ``rank`` is the true rank (x is (1,) for scalars). As TF's, an
+    int32 one refuses a dim of 2**31 - 1 or more (an empty tensor can have one)."""
     out = np.empty(rank, out_dtype_example.dtype)
+    limit = np.iinfo(out_dtype_example.dtype).max
     for i in range(rank):
+        if x.shape[i] >= limit:
+            set_error(err, "Shape output type is 32-bit  but dim " + str(i) + " is " + int_text(x.shape[i]))
         out[i] = x.shape[i]
     return out
+
+
+@njit(cache=True, nogil=True)
+def size_of(x, out_dtype_example, err):
+    """Size of ``x`` as a 1-element vector; an int32 one refuses 2**31 - 1 elements or more, as TF."""
+    if x.size >= np.iinfo(out_dtype_example.dtype).max:
+        set_error(err, "Number of elements was larger than representable by 32-bit output type")
+    return np.full(1, x.size, out_dtype_example.dtype)
 
 
 @njit(cache=True, nogil=True)

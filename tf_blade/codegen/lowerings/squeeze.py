@@ -32,11 +32,9 @@ class SizeLowering(Lowering):
             return "input rank unknown"
         return unsupported_dtype(node)
 
-    def emit(self, node, ins, em):
-        out = em.tmp()
-        size = f"{ins[0].var}.size" if ins[0].rank else "1"
-        em.line(f"{out} = np.full(1, {size}, np.{node.out_dtypes[0]})")
-        return [out]
+    def emit(self, node, ins, em):  # a scalar travels as (1,): its size is 1 either way
+        example = f"np.empty(0, np.{node.out_dtypes[0]})"
+        return em.call(1, f"{em.kernel('shape_ops', 'size_of')}({ins[0].var}, {example}, err)", True)
 
 
 @lowering("Rank")
