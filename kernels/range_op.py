@@ -4,6 +4,8 @@ from numba import njit
 
 from .errors import OOM_PREFIX, int_text, set_error
 
+_INT64_MAX = 9223372036854775807
+
 
 @njit(cache=True, nogil=True)
 def _text(v):
@@ -47,9 +49,17 @@ def range_values(start, limit, delta, is_float, err):
             set_error(err, "Requires ((limit - start) / delta) <= 9223372036854775807")
             return out
         size = np.int64(q)
-    else:
-        span, step = abs(np.int64(l) - np.int64(s)), abs(np.int64(d))
-        size = (span + step - 1) // step
+    else:  # span and step as uint64: limit - start and abs(INT64_MIN) do not fit an int64
+        lo, hi = (np.int64(s), np.int64(l)) if s <= l else (np.int64(l), np.int64(s))
+        span = np.uint64(hi) - np.uint64(lo)  # wraps to the exact difference
+        step = np.uint64(d) if d > 0 else np.uint64(0) - np.uint64(d)
+        count = span // step
+        if span % step != 0:  # (no bool + uint64: Numba makes that a float)
+            count += np.uint64(1)
+        if count > np.uint64(_INT64_MAX):
+            set_error(err, "Requires ((limit - start) / delta) <= 9223372036854775807")
+            return out
+        size = np.int64(count)
     try:
         out = np.empty(size, start.dtype)
     except Exception:

@@ -39,3 +39,24 @@ def test_range_random(rng, dtype):
         else:
             assert k_err is None and got.dtype == want.dtype
             np.testing.assert_array_equal(got, want)
+
+
+_I64 = np.iinfo(np.int64)
+
+
+@pytest.mark.parametrize("start, limit, delta", [
+    (_I64.min, _I64.max, _I64.max), (_I64.max, _I64.min, _I64.min), (-5, _I64.max, _I64.max // 2),
+    (_I64.min + 3, 4, _I64.max), (_I64.min, _I64.max, 1 << 61), (10, 0, _I64.min),
+    (int(5e18), int(-5e18), -1), (_I64.min, _I64.max, 2), (0, 10, _I64.min), (7, 7, _I64.min)])
+def test_range_int64_spans_past_int64(start, limit, delta):
+    """limit - start and abs(delta) past int64 (fuzz round 4: the size wrapped, giving a wrong
+    length or an allocation failure)."""
+    want, tf_err = run_tf("Range", start=tf.constant(start, tf.int64), limit=tf.constant(limit, tf.int64),
+                          delta=tf.constant(delta, tf.int64))
+    got, k_err = run_kernel(range_values, np.array([start], np.int64), np.array([limit], np.int64),
+                            np.array([delta], np.int64), False)
+    if tf_err:
+        assert k_err and k_err in tf_err, (k_err, tf_err)
+    else:
+        assert k_err is None
+        np.testing.assert_array_equal(got, want)
