@@ -92,6 +92,27 @@ def check_select_shapes(cond, t, e, err):
 
 
 @njit(cache=True, nogil=True)
+def _broadcastable(a, b):
+    for i in range(min(a.shape[0], b.shape[0])):
+        da, db = a[a.shape[0] - 1 - i], b[b.shape[0] - 1 - i]
+        if da != db and da != 1 and db != 1:
+            return False
+    return True
+
+
+@njit(cache=True, nogil=True)
+def check_select_v2(cond, t, e, cond_rank, t_rank, e_rank, err):
+    """SelectV2's three shapes must broadcast together (pairwise is enough: each dim's sizes
+    other than 1 then agree). Ranks are the true ones (a scalar travels as (1,))."""
+    c = np.array(cond.shape)[:cond_rank]
+    a = np.array(t.shape)[:t_rank]
+    b = np.array(e.shape)[:e_rank]
+    if not (_broadcastable(c, a) and _broadcastable(c, b) and _broadcastable(a, b)):
+        set_error(err, "condition " + dims_text(c) + ", then " + dims_text(a) + ", and else " + dims_text(b)
+                  + " must be broadcastable")
+
+
+@njit(cache=True, nogil=True)
 def string_equals_const(ids, off, dat, const_bytes):
     """Equal(strings, constant string): compares bytes without building Python strings."""
     flat = np.ascontiguousarray(ids).ravel()

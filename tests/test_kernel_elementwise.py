@@ -139,6 +139,39 @@ def test_fused_select_v1_never_broadcasts(rng, cond_rank):
             assert core in got_err, (shapes, want_err, got_err)
 
 
+def test_fused_select_v2_broadcasts_as_tf_and_never_breaks_its_contract(rng):
+    """SelectV2 answers or refuses ("... must be broadcastable") as TF does. Before fuzz round 4,
+    a condition incompatible with else alone failed inside the kernel, which then ran TF's ops
+    for good (a fallback); the fallback count must not move."""
+    import tf_blade
+    from tf_blade.runtime.bridge import native_bridge
+    specs = [tf.TensorSpec([None, None], tf.bool), tf.TensorSpec([None], tf.int32), tf.TensorSpec([None, None], tf.int32)]
+    f = tf.function(lambda c, t, e: tf.where(c, t, e) * 3, input_signature=specs)
+    opt = tf_blade.optimize(f, bridge="native")
+    assert opt.report.functions["serving_default"]["clusters"][0]["op_types"].get("SelectV2") == 1
+    fused = opt.signatures["serving_default"]
+    fallbacks = native_bridge().fallback_count()
+    dim = lambda: int(rng.choice([0, 1, 2, 3]))  # noqa: E731
+    for _ in range(40):
+        args = [tf.constant(rng.random((dim(), dim())) < 0.5), tf.constant(rng.integers(-9, 9, dim()).astype(np.int32)),
+                tf.constant(rng.integers(-9, 9, (dim(), dim())).astype(np.int32))]
+        try:
+            want, want_err = f(*args).numpy(), None
+        except tf.errors.InvalidArgumentError as ex:
+            want, want_err = None, ex.message.split("}} ")[-1].splitlines()[0].split(" [[")[0]
+        try:
+            got, got_err = fused(*args).numpy(), None
+        except tf.errors.InvalidArgumentError as ex:
+            got, got_err = None, ex.message
+        shapes = [a.shape for a in args]
+        assert (want_err is None) == (got_err is None), (shapes, want_err, got_err)
+        if want_err is None:
+            np.testing.assert_array_equal(got, want)
+        else:
+            assert want_err in got_err, (shapes, want_err, got_err)
+    assert native_bridge().fallback_count() == fallbacks
+
+
 # --------------------------------------------------------------------------------------------
 # string_equals_const
 # --------------------------------------------------------------------------------------------

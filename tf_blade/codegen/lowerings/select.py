@@ -19,7 +19,6 @@ class SelectLowering(Lowering):
     def emit(self, node, ins, em):
         cond, t, e = ins
         out = em.tmp()
-        bshape = em.kernel("elementwise", "broadcast_shape")
         if node.op == "Select" and cond.rank == 0:
             return em.call(1, f"{em.kernel('elementwise', 'select_scalar')}({cond.var}, {t.var}, {e.var}, err)", True)
         if node.op == "Select" and cond.rank == 1 and t.rank > 1:
@@ -28,8 +27,8 @@ class SelectLowering(Lowering):
             em.call(0, f"{em.kernel('elementwise', 'check_select_shapes')}({cond.var}, {t.var}, {e.var}, err)", True)
             em.line(f"{out} = {em.kernel('elementwise', 'select_same_shape')}({cond.var}, {t.var}, {e.var})")
             return [out]
-        em.call(1, f"{bshape}({t.var}.shape, {e.var}.shape, {t.rank}, {e.rank}, err)", True)
-        em.call(1, f"{bshape}({cond.var}.shape, {t.var}.shape, {cond.rank}, {t.rank}, err)", True)
+        em.call(0, f"{em.kernel('elementwise', 'check_select_v2')}({cond.var}, {t.var}, {e.var}, "
+                   f"{cond.rank}, {t.rank}, {e.rank}, err)", True)
         if cond.rank == t.rank == e.rank:  # same rank: equal shapes at run time take the fast loop
             same = f"{cond.var}.shape == {t.var}.shape and {t.var}.shape == {e.var}.shape"
             em.line(f"if {same}:")
