@@ -25,14 +25,14 @@ def _axes(node, graph):
     return sorted(a for a in axes if a < rank)
 
 
-# Lanes of the AVX packets TF's x86-64 wheels sum with (kernels/reduce.py), by dtype. Elsewhere
-# (another packet width, unmeasured) sums add left to right, within the stated tolerance.
+# Lanes of the AVX packets TF's x86-64 wheels sum and multiply with (kernels/reduce.py), by dtype.
+# Elsewhere (another packet width, unmeasured) rows reduce left to right, within the stated tolerance.
 EIGEN_LANES = {"float32": 8, "float64": 4} if platform.machine().lower() in ("x86_64", "amd64") else {}
 
 
 def _extra(op, dtype, lanes):
     """The arguments some reductions take beyond the data."""
-    if op == "Sum":
+    if op in ("Sum", "Prod"):
         return f", {lanes}"
     if op == "Mean":
         return f", {dtype.startswith('float')}, {lanes}"
@@ -72,7 +72,7 @@ class ReduceLowering(Lowering):
         else:
             em.line(f"{view} = np.ascontiguousarray({x.var})")
         size = lambda dims: " * ".join(f"{x.var}.shape[{d}]" for d in dims) or "1"
-        # TF sums over a tensor's innermost axes (other axes kept) in Eigen's packet order
+        # TF sums and multiplies over a tensor's innermost axes (other axes kept) in Eigen's packet order
         innermost = kept and reduced == list(range(len(kept), rank))
         lanes = EIGEN_LANES.get(x.dtype, 0) if innermost else 0
         rows = em.tmp()
