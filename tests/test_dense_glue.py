@@ -107,3 +107,15 @@ def test_scalar_outputs_allocate_without_spurious_errors(rng):
         want, got = f(x), opt.signatures["serving_default"](x)
         for key in want:
             np.testing.assert_array_equal(got[key], want[key])
+
+
+@pytest.mark.parametrize("dtype", [tf.uint8, tf.uint16, tf.uint32, tf.uint64])
+def test_float_to_unsigned_casts_stay_in_tf(dtype):
+    """Out of range they are undefined in C++ and TF answers by code path (fuzz rounds 3 and 4):
+    the cast stays TF's, the ops around it fuse, and the answer is TF's."""
+    f = tf.function(lambda x: tf.cast(x * 2.0, dtype) + 1, input_signature=[tf.TensorSpec([None], tf.float32)])
+    opt = tf_blade.optimize(f, bridge="native", min_cluster_size=1)
+    report = opt.report.functions["serving_default"]
+    assert any("float to unsigned" in reason for reason in report["not_fused"]), report["not_fused"]
+    x = tf.constant([-129.7, 1e30, np.nan, 3.5, -1.0] * 8, tf.float32)
+    np.testing.assert_array_equal(opt.signatures["serving_default"](x).numpy(), f(x).numpy())
