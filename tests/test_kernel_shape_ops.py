@@ -145,17 +145,17 @@ def test_shape_of(rng, out_type):
         np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("op", ["Shape", "Size"])
 @pytest.mark.parametrize("dims", [[0, 2**31], [2**31 - 1, 0], [2**32 + 5, 0], [0, 2**31 - 2], [1, 2**31 - 1]])
-def test_fused_int32_shape_and_size_of_huge_dims(dims):
+def test_fused_int32_shape_and_size_of_huge_dims(op, dims):
     """Shape and Size with int32 outputs refuse what does not fit as TF does, empty tensors
-    included (fuzz round 4: Shape wrapped the dim)."""
+    included (fuzz round 4: Shape wrapped the dim). One op a function: TF runs independent ops in
+    any order, so with two failing it may report either."""
     import tf_blade
-    f = tf.function(lambda d: (tf.shape(tf.fill(d, tf.constant(1, tf.int8))),
-                               tf.size(tf.fill(d + 0, tf.constant(2, tf.int8)), out_type=tf.int32)),
-                    input_signature=[tf.TensorSpec([2], tf.int64)])
+    measure = tf.shape if op == "Shape" else (lambda t: tf.size(t, out_type=tf.int32))
+    f = tf.function(lambda d: (measure(tf.fill(d, tf.constant(1, tf.int8))),), input_signature=[tf.TensorSpec([2], tf.int64)])
     opt = tf_blade.optimize(f, bridge="native")
-    ops = opt.report.functions["serving_default"]["clusters"][0]["op_types"]
-    assert ops.get("Shape") == 1 and ops.get("Size") == 1, ops
+    assert opt.report.functions["serving_default"]["clusters"][0]["op_types"].get(op) == 1
     fused = opt.signatures["serving_default"]
     fused(tf.constant([1, 2], tf.int64))  # a valid first call: the first-run check runs TF's ops
     results = []
