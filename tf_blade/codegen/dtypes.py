@@ -10,6 +10,7 @@ _BY_ENUM = {
 }
 NUMERIC = {k for k in _BY_ENUM if k != STRING}
 INTEGER = {3, 4, 5, 6, 9, 17, 22, 23}
+UNSIGNED = {4, 17, 22, 23}  # uint8, uint16, uint32, uint64
 FLOAT = {1, 2}
 INT32_64 = {3, 9}
 MAIN_NUMERIC = {1, 2, 3, 9}  # float32, float64, int32, int64

@@ -5,17 +5,15 @@ on its code path: float32 -> uint8 saturates in its vector loop and wraps in its
 -129.7 -> uint32 gives 4294967167 but NaN gives 0 (fuzz rounds 3 and 4). Such casts stay in TF,
 so they keep TF's answer; float to signed integers match TF's (x86's conversion, both sides).
 """
-from ..dtypes import FLOAT
+from ..dtypes import FLOAT, UNSIGNED
 from ..registry import Lowering, lowering
 from ._common import numeric_only
-
-_UNSIGNED = {4, 17, 22, 23}  # uint8, uint16, uint32, uint64
 
 
 @lowering("Cast")
 class CastLowering(Lowering):
     def check(self, node, graph):
-        if graph.dtype_of(node.inputs[0]) in FLOAT and node.out_dtypes[0] in _UNSIGNED:
+        if graph.dtype_of(node.inputs[0]) in FLOAT and node.out_dtypes[0] in UNSIGNED:
             return "float to unsigned integer (TF's out-of-range answers are platform-defined)"
         return numeric_only(node, graph)
 
