@@ -114,7 +114,7 @@ def plan(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, pro
     layout = np.zeros((n, 5), np.int64)
     first = np.zeros(2, np.int64)
     total = 0
-    at = 0
+    at = np.int64(0)  # not a literal 0: _vector would compile for that type too
     for c in range(n):
         table = tables[c]
         width = table.shape[1]
@@ -205,7 +205,8 @@ def _fill_block(b, ids, tstrings, tables, kinds, buckets, modes, layout, out, fa
         else:  # reshaped to other rows: element f of the bag is element f of its output slice
             acc = sums[:m * width].reshape((m, width))
             acc[:] = 0
-            reduce_runs(tables[c], idbuf, starts[:m + 1], local[:m], modes[c], acc)
+            # acc[:, :width] is typed as the strided slice above: one reduce_runs compiled, not two
+            reduce_runs(tables[c], idbuf, starts[:m + 1], local[:m], modes[c], acc[:, :width])
             for i in range(m):
                 for j in range(width):
                     f = (r0 + i) * width + j

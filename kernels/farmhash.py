@@ -3,20 +3,29 @@ then hashing fused.
 
 TensorFlow's ``StringToHashBucketFast`` returns ``Fingerprint64(s) % num_buckets``, where
 ``Fingerprint64`` is FarmHash's ``farmhashna::Hash64`` (a CityHash64 relative; seed 81 for
-inputs over 64 bytes). This file reimplements it bit-exactly on uint8 NumPy buffers.
+inputs over 64 bytes). This file reimplements it bit-exactly over bytes in memory: the
+``length`` bytes at an int64 address (``fingerprint64_at``), or a uint8 NumPy buffer's range
+(``fingerprint64``).
 
 Numba typing note: in Numba, ``uint64 op int64`` (including Python int literals) promotes to
-float64, silently destroying the hash. Every constant, length and shift amount below is
-therefore an explicit ``np.uint64``; positions into ``data`` stay int64 and are only used
-for indexing.
+float64, silently destroying the hash. Every constant and length below is therefore an explicit
+``np.uint64``; addresses stay int64 and are only used for loads.
 
 Strings arrive as ``(ids, offsets, data)`` and are read through ``strings.string_at``: a pool
 (string i is ``data[offsets[i]:offsets[i+1]]``) or TF's tstrings in place.
 """
+import sys
+
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from .strings import string_at
+
+if sys.byteorder != "little":  # FarmHash reads words little-endian; the loads below are native
+    raise ImportError("tf_blade's FarmHash kernels need a little-endian machine")
 
 K0 = np.uint64(0xC3A5C85C97CB3127)
 K1 = np.uint64(0xB492B66FBE98F273)
@@ -41,41 +50,68 @@ _MAX_INT_DIGITS = 20
 
 
 # ---------------------------------------------------------------------------------------------
-# Primitive helpers. inline="always": a real call per fetch passes (and refcounts) the byte
-# array, which made hashing ~2x slower.
+# Memory. The hash reads bytes at an address (int64): its helpers then take only integers, so
+# calls cost no array arguments or reference counts and LLVM inlines them. They were Numba-level
+# inline="always" helpers over the byte array, which re-typed each of ~40 inlined copies: 5.1 s of
+# hash_rows' cold compile.
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True, nogil=True, inline="always")
-def fetch64(data, i):
-    """Little-endian, unaligned 64-bit load of data[i:i+8] (LLVM folds this into one load)."""
-    r = _U0
-    for k in range(8):
-        r |= np.uint64(data[i + k]) << np.uint64(8 * k)
-    return r
+@intrinsic
+def address(typingctx, arr):
+    """The int64 address of a 1-D array's first byte."""
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, sig, args):
+        data = cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0]).data
+        return builder.ptrtoint(data, ir.IntType(64))
+
+    return types.int64(arr), codegen
 
 
-@njit(cache=True, nogil=True, inline="always")
-def fetch32(data, i):
-    """Little-endian, unaligned 32-bit load of data[i:i+4], zero-extended to uint64."""
-    r = _U0
-    for k in range(4):
-        r |= np.uint64(data[i + k]) << np.uint64(8 * k)
-    return r
+def _loader(bits):
+    @intrinsic
+    def load(typingctx, addr):
+        if not isinstance(addr, types.Integer):
+            return None
+
+        def codegen(context, builder, sig, args):
+            ptr = builder.inttoptr(args[0], ir.IntType(bits).as_pointer())
+            value = builder.load(ptr, align=1)  # unaligned: strings start anywhere
+            return value if bits == 64 else builder.zext(value, ir.IntType(64))
+
+        return types.uint64(addr), codegen
+    return load
 
 
-@njit(cache=True, nogil=True, inline="always")
-def rotate(val, shift):
-    """Rotate right; ``shift`` is always in 1..63 here, so no shift-by-64 case arises."""
-    s = np.uint64(shift)
-    return (val >> s) | (val << (np.uint64(64) - s))
+load8, load32, load64 = _loader(8), _loader(32), _loader(64)
 
 
-@njit(cache=True, nogil=True, inline="always")
+# ---------------------------------------------------------------------------------------------
+# Mixing helpers (integers only)
+# ---------------------------------------------------------------------------------------------
+
+@intrinsic
+def rotate(typingctx, val, shift):
+    """Rotate the uint64 ``val`` right by ``shift``, always 1..63 here. An intrinsic, not a jitted
+    function: each literal shift would be a Numba type of its own, compiling it nine times."""
+    if val != types.uint64 or not isinstance(shift, types.Integer):
+        return None
+
+    def codegen(context, builder, sig, args):
+        v = args[0]
+        s = context.cast(builder, args[1], sig.args[1], types.uint64)
+        return builder.or_(builder.lshr(v, s), builder.shl(v, builder.sub(ir.Constant(v.type, 64), s)))
+
+    return types.uint64(val, shift), codegen
+
+
+@njit(cache=True, nogil=True)
 def shift_mix(val):
     return val ^ (val >> _U47)
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def hash_len16(u, v, mul):
     """Murmur-inspired mix of two 64-bit values into one."""
     a = (u ^ v) * mul
@@ -85,13 +121,13 @@ def hash_len16(u, v, mul):
     return b * mul
 
 
-@njit(cache=True, nogil=True, inline="always")
-def weak_hash_len32_with_seeds(data, i, a, b):
-    """Hash data[i:i+32] with seeds a and b; returns a pair (as a tuple)."""
-    w = fetch64(data, i)
-    x = fetch64(data, i + 8)
-    y = fetch64(data, i + 16)
-    z = fetch64(data, i + 24)
+@njit(cache=True, nogil=True)
+def weak_hash_len32_with_seeds(p, a, b):
+    """Hash the 32 bytes at address p with seeds a and b; returns a pair (as a tuple)."""
+    w = load64(p)
+    x = load64(p + 8)
+    y = load64(p + 16)
+    z = load64(p + 24)
     a += w
     b = rotate(b + a + z, 21)
     c = a
@@ -102,65 +138,65 @@ def weak_hash_len32_with_seeds(data, i, a, b):
 
 
 # ---------------------------------------------------------------------------------------------
-# Length-class hashes (s = start offset into data, n = length as uint64)
+# Length-class hashes (s = address of the first byte, n = length as uint64)
 # ---------------------------------------------------------------------------------------------
 
-@njit(cache=True, nogil=True, inline="always")
-def hash_len0to16(data, s, n):
+@njit(cache=True, nogil=True)
+def hash_len0to16(s, n):
     if n >= _U8:
         mul = K2 + n * _U2
-        a = fetch64(data, s) + K2
-        b = fetch64(data, s + np.int64(n) - 8)
+        a = load64(s) + K2
+        b = load64(s + np.int64(n) - 8)
         c = rotate(b, 37) * mul + a
         d = (rotate(a, 25) + b) * mul
         return hash_len16(c, d, mul)
     if n >= np.uint64(4):
         mul = K2 + n * _U2
-        a = fetch32(data, s)
-        return hash_len16(n + (a << _U3), fetch32(data, s + np.int64(n) - 4), mul)
+        a = load32(s)
+        return hash_len16(n + (a << _U3), load32(s + np.int64(n) - 4), mul)
     if n > _U0:
         # Values stay far below 2**32, so C++'s uint32 intermediates never wrap.
-        a = np.uint64(data[s])
-        b = np.uint64(data[s + np.int64(n >> _U1)])
-        c = np.uint64(data[s + np.int64(n) - 1])
+        a = load8(s)
+        b = load8(s + np.int64(n >> _U1))
+        c = load8(s + np.int64(n) - 1)
         y = a + (b << _U8)
         z = n + (c << _U2)
         return shift_mix((y * K2) ^ (z * K0)) * K2
     return K2
 
 
-@njit(cache=True, nogil=True, inline="always")
-def hash_len17to32(data, s, n):
+@njit(cache=True, nogil=True)
+def hash_len17to32(s, n):
     e = s + np.int64(n)
     mul = K2 + n * _U2
-    a = fetch64(data, s) * K1
-    b = fetch64(data, s + 8)
-    c = fetch64(data, e - 8) * mul
-    d = fetch64(data, e - 16) * K2
+    a = load64(s) * K1
+    b = load64(s + 8)
+    c = load64(e - 8) * mul
+    d = load64(e - 16) * K2
     return hash_len16(rotate(a + b, 43) + rotate(c, 30) + d,
                       a + rotate(b + K2, 18) + c, mul)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def hash_len33to64(data, s, n):
+@njit(cache=True, nogil=True)
+def hash_len33to64(s, n):
     e = s + np.int64(n)
     mul = K2 + n * _U2
-    a = fetch64(data, s) * K2
-    b = fetch64(data, s + 8)
-    c = fetch64(data, e - 8) * mul
-    d = fetch64(data, e - 16) * K2
+    a = load64(s) * K2
+    b = load64(s + 8)
+    c = load64(e - 8) * mul
+    d = load64(e - 16) * K2
     y = rotate(a + b, 43) + rotate(c, 30) + d
     z = hash_len16(y, a + rotate(b + K2, 18) + c, mul)
-    e1 = fetch64(data, s + 16) * mul
-    f = fetch64(data, s + 24)
-    g = (y + fetch64(data, e - 32)) * mul
-    h = (z + fetch64(data, e - 24)) * mul
+    e1 = load64(s + 16) * mul
+    f = load64(s + 24)
+    g = (y + load64(e - 32)) * mul
+    h = (z + load64(e - 24)) * mul
     return hash_len16(rotate(e1 + f, 43) + rotate(g, 30) + h,
                       e1 + rotate(f + a, 18) + g, mul)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _hash_len65plus(data, s, n):
+@njit(cache=True, nogil=True)
+def _hash_len65plus(s, n):
     # Internal state is 56 bytes: v (pair), w (pair), x, y, z.
     x = SEED
     y = SEED * K1 + _U113
@@ -169,7 +205,7 @@ def _hash_len65plus(data, s, n):
     v1 = _U0
     w0 = _U0
     w1 = _U0
-    x = x * K2 + fetch64(data, s)
+    x = x * K2 + load64(s)
 
     # Whole 64-byte blocks, leaving 1..64 bytes for the final block (which re-reads the last
     # 64 bytes of input, overlapping the loop's tail).
@@ -178,13 +214,13 @@ def _hash_len65plus(data, s, n):
     last64 = s + np.int64(n) - 64
     p = s
     while True:
-        x = rotate(x + y + v0 + fetch64(data, p + 8), 37) * K1
-        y = rotate(y + v1 + fetch64(data, p + 48), 42) * K1
+        x = rotate(x + y + v0 + load64(p + 8), 37) * K1
+        y = rotate(y + v1 + load64(p + 48), 42) * K1
         x ^= w1
-        y += v0 + fetch64(data, p + 40)
+        y += v0 + load64(p + 40)
         z = rotate(z + w0, 33) * K1
-        v0, v1 = weak_hash_len32_with_seeds(data, p, v1 * K1, x + w0)
-        w0, w1 = weak_hash_len32_with_seeds(data, p + 32, z + w1, y + fetch64(data, p + 16))
+        v0, v1 = weak_hash_len32_with_seeds(p, v1 * K1, x + w0)
+        w0, w1 = weak_hash_len32_with_seeds(p + 32, z + w1, y + load64(p + 16))
         x, z = z, x
         p += 64
         if p == end:
@@ -195,16 +231,29 @@ def _hash_len65plus(data, s, n):
     w0 += tail
     v0 += w0
     w0 += v0
-    x = rotate(x + y + v0 + fetch64(data, p + 8), 37) * mul
-    y = rotate(y + v1 + fetch64(data, p + 48), 42) * mul
+    x = rotate(x + y + v0 + load64(p + 8), 37) * mul
+    y = rotate(y + v1 + load64(p + 48), 42) * mul
     x ^= w1 * _U9
-    y += v0 * _U9 + fetch64(data, p + 40)
+    y += v0 * _U9 + load64(p + 40)
     z = rotate(z + w0, 33) * mul
-    v0, v1 = weak_hash_len32_with_seeds(data, p, v1 * mul, x + w0)
-    w0, w1 = weak_hash_len32_with_seeds(data, p + 32, z + w1, y + fetch64(data, p + 16))
+    v0, v1 = weak_hash_len32_with_seeds(p, v1 * mul, x + w0)
+    w0, w1 = weak_hash_len32_with_seeds(p + 32, z + w1, y + load64(p + 16))
     x, z = z, x
     return hash_len16(hash_len16(v0, w0, mul) + shift_mix(y) * K0 + z,
                       hash_len16(v1, w1, mul) + x, mul)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def fingerprint64_at(s, length):
+    """FarmHash Fingerprint64 of the ``length`` bytes at address ``s`` (int64), as np.uint64."""
+    n = np.uint64(length)
+    if n <= np.uint64(32):
+        if n <= np.uint64(16):
+            return hash_len0to16(s, n)
+        return hash_len17to32(s, n)
+    if n <= np.uint64(64):
+        return hash_len33to64(s, n)
+    return _hash_len65plus(s, n)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -217,22 +266,7 @@ def fingerprint64(data, start, length):
 
     ``data`` is a 1-D uint8 array; the caller guarantees the range is in bounds.
     """
-    s = np.int64(start)
-    n = np.uint64(length)
-    if n <= np.uint64(32):
-        if n <= np.uint64(16):
-            return hash_len0to16(data, s, n)
-        return hash_len17to32(data, s, n)
-    if n <= np.uint64(64):
-        return hash_len33to64(data, s, n)
-    return _hash_len65plus(data, s, n)
-
-
-# The same, inlined into its caller's Numba IR, for the loops over many strings: without a call
-# and the array's exploded fields passed per string, hash_rows (every feature layer's hashing)
-# runs 7-11% faster and string_to_hash_bucket_fast 36%. Each inlined copy adds ~1 s to its
-# caller's cold compile. hash_ints_to_bucket keeps the call: inlined there it ran 1.5x slower.
-fingerprint64_inlined = njit(cache=True, nogil=True, inline="always")(fingerprint64.py_func)
+    return fingerprint64_at(address(data) + np.int64(start), length)
 
 
 @njit(cache=True, nogil=True)
@@ -247,7 +281,7 @@ def string_to_hash_bucket_fast(ids, offsets, data, num_buckets):
     nb = np.uint64(num_buckets)
     for i in range(ids.shape[0]):
         buf, start, length = string_at(offsets, data, ids[i])
-        h = fingerprint64_inlined(buf, start, length)
+        h = fingerprint64_at(address(buf) + start, length)
         out[i] = np.int64(h % nb)
     return out
 

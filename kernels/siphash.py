@@ -10,7 +10,7 @@ As in farmhash.py, every constant and shift amount is an explicit np.uint64: in 
 import numpy as np
 from numba import njit
 
-from .farmhash import fetch64
+from .farmhash import address, load64
 from .strings import string_at
 
 _C0 = np.uint64(0x736F6D6570736575)  # "somepseudorandomlygeneratedbytes"
@@ -48,8 +48,9 @@ def siphash24(data, start, length, k0, k1):
     """SipHash-2-4 of data[start:start+length] under the key (k0, k1), all uint64."""
     v0, v1, v2, v3 = k0 ^ _C0, k1 ^ _C1, k0 ^ _C2, k1 ^ _C3
     end = start + (length // 8) * 8
+    base = address(data)
     for i in range(start, end, 8):
-        m = fetch64(data, i)
+        m = load64(base + i)
         v3 ^= m
         v0, v1, v2, v3 = _rounds(v0, v1, v2, v3, 2)
         v0 ^= m

@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from .errors import OOM_PREFIX, int_text, set_error
-from .farmhash import EMPTY_FINGERPRINT, fingerprint64_inlined
+from .farmhash import EMPTY_FINGERPRINT, address, fingerprint64_at
 from .sparse_reshape import resolve_shape
 from .sparse_segment_reduction import reduce_runs
 from .strings import string_at
@@ -46,7 +46,7 @@ def hash_rows(flat, offsets, data, first_row, n_rows, inner, nb, ids, starts, ke
     """Buckets of the non-empty strings (``keep_empty``: of every string, as Keras's Hashing) of
     rows first_row .. first_row + n_rows - 1 into ``ids``, row i's from starts[i] to
     starts[i + 1]. Many rows a call: each call takes and drops a reference on every array,
-    atomics that parallel callers contend for. Fingerprint64 is inlined here (farmhash.py)."""
+    atomics that parallel callers contend for."""
     at = 0
     # Keras pads rows with "": its bucket once a call (-14% of hashing keras-prep's padded
     # strings), not a hash of nothing per pad
@@ -56,7 +56,7 @@ def hash_rows(flat, offsets, data, first_row, n_rows, inner, nb, ids, starts, ke
         for k in range((first_row + i) * inner, (first_row + i + 1) * inner):
             buf, first, length = string_at(offsets, data, flat[k])
             if length != 0:
-                ids[at] = np.int64(fingerprint64_inlined(buf, first, length) % nb)
+                ids[at] = np.int64(fingerprint64_at(address(buf) + first, length) % nb)
                 at += 1
             elif keep_empty:
                 ids[at] = empty
