@@ -68,8 +68,11 @@ def test_a_node_colocated_with_a_fused_one_keeps_the_graph_importable():
 
 def test_group_modules_of_parts_without_inputs_or_outputs_compile():
     from tf_blade.codegen.generate import _group_module
-    for n_args, fail in ((0, "(np.zeros((0,), dtype=np.int64), )"), (2, "()"), (0, "()")):
-        name, source = _group_module("tf_blade_part_x", n_args, fail)
-        compile(source, name, "exec")  # a part without inputs was called as part(, errs[i])
-        if fail == "()":  # nothing kept: Numba's typed List of () kills the process (SIGFPE)
-            assert "List()" not in source
+    for parallel in (True, False):
+        for n_args, fail in ((0, "(np.zeros((0,), dtype=np.int64), )"), (2, "()"), (0, "()")):
+            name, source = _group_module("tf_blade_part_x", n_args, fail, parallel)
+            compile(source, name, "exec")  # a part without inputs was called as part(, errs[i])
+            if fail == "()":  # nothing kept: Numba's typed List of () kills the process (SIGFPE)
+                assert "List()" not in source
+            # shape-only parts never run wide: no parallel code to compile (seconds of it)
+            assert ("parallel=True" in source) == parallel and ("prange" in source) == parallel

@@ -4,6 +4,8 @@ from ..registry import Lowering, lowering
 
 @lowering("Reshape")
 class ReshapeLowering(Lowering):
+    view_only = True
+
     def check(self, node, graph):
         if graph.rank_of(node.inputs[1]) != 1 or node.out_ranks[0] is None:
             return "target shape length unknown"
@@ -22,6 +24,8 @@ def _dims(x):
 
 @lowering("ExpandDims")
 class ExpandDimsLowering(Lowering):
+    view_only = True
+
     def check(self, node, graph):
         return None if node.out_ranks[0] is not None else "rank unknown"
 

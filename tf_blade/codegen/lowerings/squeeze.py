@@ -7,6 +7,8 @@ from ._common import unsupported_dtype
 
 @lowering("Squeeze")
 class SqueezeLowering(Lowering):
+    view_only = True
+
     def check(self, node, graph):
         rank = graph.rank_of(node.inputs[0])
         axes = node.attrs.get("squeeze_dims", [])
@@ -27,6 +29,8 @@ class SqueezeLowering(Lowering):
 
 @lowering("Size")
 class SizeLowering(Lowering):
+    reads_shapes_only = True
+
     def check(self, node, graph):
         if graph.rank_of(node.inputs[0]) is None:
             return "input rank unknown"
@@ -39,6 +43,8 @@ class SizeLowering(Lowering):
 
 @lowering("Rank")
 class RankLowering(Lowering):
+    reads_shapes_only = True
+
     def check(self, node, graph):
         if graph.rank_of(node.inputs[0]) is None:
             return "input rank unknown"

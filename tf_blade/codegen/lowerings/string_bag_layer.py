@@ -37,7 +37,9 @@ class StringBagLayerLowering(Lowering):
         for v in vectors:
             em.line(f"{vecs}.append({v.var}.astype(np.int64))")
         em.line(f"{vecs}.append(np.zeros(0, np.int64))  # never read: gives the list its type")
-        kind, buckets, modes, n_targets, program = (em.const(np.array(node.attrs[a], np.int64))
+        # Copies: Numba types a module constant read-only, and plan and fill_wide compiled a second
+        # time for that beside the direct path's (~2.5 s of a cold wide & deep)
+        kind, buckets, modes, n_targets, program = (em.const(np.array(node.attrs[a], np.int64)) + ".copy()"
                                                     for a in ("kind", "num_buckets", "mode", "n_targets", "program"))
         layout, rows, width, _ = em.call(4, f"{em.kernel('bag_layer', 'plan')}({ids}, {shapes}, {raw}, {tabs}, {kind}, "
                                             f"{buckets}, {modes}, {n_targets}, {program}, {vecs}, err)", check)
