@@ -1,6 +1,7 @@
 """What fusing must keep as TF has it: nodes that feed no output are never run (TF prunes them from a
 function), colocation hints naming fused nodes go, and generated groups of parts of any shape."""
 import numpy as np
+import pytest
 import tensorflow as tf
 import tf_keras
 
@@ -68,11 +69,30 @@ def test_a_node_colocated_with_a_fused_one_keeps_the_graph_importable():
 
 def test_group_modules_of_parts_without_inputs_or_outputs_compile():
     from tf_blade.codegen.generate import _group_module
-    for parallel in (True, False):
-        for n_args, fail in ((0, "(np.zeros((0,), dtype=np.int64), )"), (2, "()"), (0, "()")):
-            name, source = _group_module("tf_blade_part_x", n_args, fail, parallel)
-            compile(source, name, "exec")  # a part without inputs was called as part(, errs[i])
-            if fail == "()":  # nothing kept: Numba's typed List of () kills the process (SIGFPE)
-                assert "List()" not in source
-            # shape-only parts never run wide: no parallel code to compile (seconds of it)
-            assert ("parallel=True" in source) == parallel and ("prange" in source) == parallel
+    for n_args, fail in ((0, "(np.zeros((0,), dtype=np.int64), )"), (2, "()"), (0, "()")):
+        name, source = _group_module("tf_blade_part_x", n_args, fail)
+        compile(source, name, "exec")  # a part without inputs was called as part(, errs[i])
+        if fail == "()":  # nothing kept: Numba's typed List of () kills the process (SIGFPE)
+            assert "List()" not in source
+
+
+def test_parts_that_only_view_their_inputs_make_no_group(monkeypatch):
+    """Numeric columns' chains (Shape, StridedSlice, Pack, Reshape: a view) are called one after
+    another: a parallel group of them costs seconds of compile and runs views."""
+    from tf_blade.runtime import compiler, threads
+    if not threads.parallel_enabled():
+        pytest.skip("groups exist only with Numba's TBB threading layer")
+    made = []
+    generate = compiler.generate
+    monkeypatch.setattr(compiler, "generate", lambda spec: made.append(generate(spec)) or made[-1])
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)] * 3)
+    def f(a, b, c):
+        return tf.concat([tf.reshape(x, [tf.shape(x)[0], 1]) for x in (a, b, c)], 1) * 7.25
+
+    opt = tf_blade.optimize(f, bridge="native")
+    assert made, "nothing was compiled"
+    templates = [name for _, modules in made for name in modules]
+    assert templates and not any(name.startswith("tf_blade_group_") for name in templates), templates
+    args = [tf.constant([1.0, -2.0]), tf.constant([3.0, 4.5]), tf.constant([0.0, 9.0])]
+    np.testing.assert_array_equal(opt.signatures["serving_default"](*args), f(*args))
