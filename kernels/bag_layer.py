@@ -25,7 +25,7 @@ from ..runtime.abi import MAX_RANK, call_alloc, ptr_from_int
 from .concat import mismatch
 from .errors import ERR_BYTES, OOM_PREFIX, set_error
 from .gather import index_miss
-from .parallel import args_reader, cell_reader, run_blocks, task_cell
+from .parallel import args_reader, cell_reader, run_blocks, run_blocks_here, task_cell
 from .pooled_gather import pool_rows
 from .shape_ops import resolve_reshape
 from .sparse_segment_reduction import reduce_runs
@@ -225,27 +225,46 @@ def _check_filled(failed, err):
 
 
 @njit(cache=True, nogil=True)
-def fill(ids, tstrings, tables, kinds, buckets, modes, layout, out, err):
-    """Computes the planned layer into ``out`` ([rows, width], C order) on this thread."""
-    failed = np.zeros(1, np.uint8)
-    if out.size > 0:
-        for b in range(_blocks(layout)):
-            _fill_block(b, ids, tstrings, tables, kinds, buckets, modes, layout, out, failed)
-    _check_filled(failed, err)
-
-
-@njit(cache=True, nogil=True)
 def fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout, out, wide, err):
-    """``fill``, its blocks on the op's intra-op threads when ``wide`` (kernels/parallel.py) and
-    the blocks task of the layer's dtype is compiled (``compile_blocks``)."""
-    # Copies: the task reads plain arrays (constants are read-only ones), and so does the loop
-    # below, so both run the same _fill_block (and no separate ``fill`` compiles: 1.5 s cold).
+    """Computes the planned layer into ``out`` ([rows, width], C order): its blocks on the op's
+    intra-op threads when ``wide`` (kernels/parallel.py), else on this thread. Layers of a dtype
+    with a blocks task need it compiled first (``compile_blocks``)."""
+    # Copies: the task reads plain arrays (constants are read-only ones)
     args = (ids, tstrings, tables, kinds.copy(), buckets.copy(), modes.copy(), layout, out, np.zeros(1, np.uint8))
     blocks = _blocks(layout) if out.size > 0 else 0
     if not (wide and blocks > 1 and run_blocks(_blocks_address(args), blocks, args)):
+        if not _fill_here(args, blocks):
+            set_error(err, "tf_blade: the feature layer's kernel is not compiled")
+            return
+    _check_filled(args[-1], err)
+
+
+def _fill_here(args, blocks):
+    """Runs fill_wide's blocks on this thread; False when the task they need is not compiled."""
+
+
+@overload(_fill_here)
+def _fill_here_impl(args, blocks):
+    # Through the task of the dtype, not a loop over _fill_block: linked, the block code (hash_rows,
+    # reduce_runs, pool_rows) was optimized and emitted again in fill_wide and in every caller of
+    # fill_wide (the direct cfunc, each model's layer parts).
+    for name, args_type in _ARGS.items():
+        if args == args_type:
+            read = _ADDRESS[name]
+
+            def through_task(args, blocks):
+                address = read()
+                if address == 0:
+                    return False
+                run_blocks_here(address, blocks, args)
+                return True
+            return through_task
+
+    def loop(args, blocks):  # a dtype without a task
         for b in range(blocks):
             _fill_block(b, *args)
-    _check_filled(args[-1], err)
+        return True
+    return loop
 
 
 # The blocks task of each dtype: a cfunc over fill_wide's argument tuple.
@@ -282,7 +301,7 @@ _compiled = {}
 
 def compile_blocks(dtype: str):
     """Compiles (or loads from Numba's cache) the blocks task of layers of ``dtype`` and gives
-    kernels its address; other dtypes fill on one thread."""
+    kernels its address (other dtypes fill on one thread, in a loop of their own)."""
     if dtype in _TASKS and dtype not in _compiled:
         _compiled[dtype] = cfunc(types.void(types.voidptr, types.int64, types.int64), cache=True, nogil=True)(_TASKS[dtype])
         task_cell(_SYMBOLS[dtype]).value = _compiled[dtype].address

@@ -81,6 +81,24 @@ def run_blocks(typingctx, fn, n, args):
     return types.boolean(fn, n, args), codegen
 
 
+@intrinsic
+def run_blocks_here(typingctx, fn, n, args):
+    """fn(&args, 0, n) on this thread: the task called through its address, so the caller links
+    none of its code. ``args`` is borrowed, as for run_blocks."""
+    if not isinstance(fn, types.Integer) or not isinstance(n, types.Integer) or not isinstance(args, types.BaseTuple):
+        return None
+
+    def codegen(context, builder, sig, llargs):
+        address, count, value = llargs
+        i8p, i64 = ir.IntType(8).as_pointer(), ir.IntType(64)
+        slot = cgutils.alloca_once_value(builder, value)
+        task = builder.inttoptr(address, ir.FunctionType(ir.VoidType(), [i8p, i64, i64]).as_pointer())
+        builder.call(task, [builder.bitcast(slot, i8p), ir.Constant(i64, 0), context.cast(builder, count, sig.args[1], types.int64)])
+        return context.get_dummy_value()
+
+    return types.none(fn, n, args), codegen
+
+
 def args_reader(tuple_type):
     """An intrinsic ``read(arg)``: the ``tuple_type`` value that ``run_blocks`` put at ``arg``
     (a new reference, so the task's own refcounting balances)."""

@@ -150,11 +150,9 @@ def _layer(columns, tables, buckets, modes, targets_per_column, wide):
     if err[0]:
         return None, error_text(err), failed
     out = np.full((rows, width), np.nan, tabs[0].dtype)
-    if wide:  # its blocks on tf_blade's own pool (outside an op; kernels/parallel.py)
-        bag_layer.compile_blocks(tabs[0].dtype.name)
-        bag_layer.fill_wide(ids, raw, tabs, kinds, buckets, modes, layout, out, True, err)
-    else:
-        bag_layer.fill(ids, raw, tabs, kinds, buckets, modes, layout, out, err)
+    # wide: its blocks on tf_blade's own pool (outside an op; kernels/parallel.py)
+    bag_layer.compile_blocks(tabs[0].dtype.name)
+    bag_layer.fill_wide(ids, raw, tabs, kinds, buckets, modes, layout, out, wide, err)
     assert err[0] == 0, error_text(err)
     return out, None, failed
 
@@ -308,9 +306,27 @@ def test_a_block_whose_scratch_cannot_be_allocated_fails_the_fill(wide):
     ids, raw, tabs = List([np.arange(1)]), List([tstrings_from_bytes([b"a"])]), List([np.ones((4, 2), np.float32)])
     zero, layout = np.zeros(1, np.int64), np.array([[300, 2**50, 2, 2, 0]], np.int64)
     out, err = np.zeros((300, 2), np.float32), new_error_buffer()
-    if wide:
-        bag_layer.compile_blocks("float32")
-        bag_layer.fill_wide(ids, raw, tabs, zero, np.ones(1, np.int64), zero, layout, out, True, err)
-    else:
-        bag_layer.fill(ids, raw, tabs, zero, np.ones(1, np.int64), zero, layout, out, err)
+    bag_layer.compile_blocks("float32")
+    bag_layer.fill_wide(ids, raw, tabs, zero, np.ones(1, np.int64), zero, layout, out, wide, err)
     assert error_text(err) == "OOM when allocating the feature layer's scratch buffers"
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_fill_without_its_compiled_task_fails_instead_of_leaving_output_unwritten(wide):
+    # The blocks run through the dtype's task (its code is linked into no caller): with the task's
+    # address cleared, as in a process that never ran compile_blocks, the fill must say so.
+    from tf_blade.kernels.parallel import task_cell
+    ids, raw, tabs = List([np.arange(2)]), List([tstrings_from_bytes([b"a", b"b"])]), List([np.ones((4, 2), np.float32)])
+    zero, layout = np.zeros(1, np.int64), np.array([[2, 1, 2, 2, 0]], np.int64)
+    out, err = np.full((2, 2), np.nan, np.float32), new_error_buffer()
+    bag_layer.compile_blocks("float32")
+    cell = task_cell(bag_layer._SYMBOLS["float32"])
+    address, cell.value = cell.value, 0
+    try:
+        bag_layer.fill_wide(ids, raw, tabs, zero, np.full(1, 4, np.int64), zero, layout, out, wide, err)
+    finally:
+        cell.value = address
+    assert error_text(err) == "tf_blade: the feature layer's kernel is not compiled"
+    err = new_error_buffer()
+    bag_layer.fill_wide(ids, raw, tabs, zero, np.full(1, 4, np.int64), zero, layout, out, wide, err)
+    assert err[0] == 0 and not np.isnan(out).any()

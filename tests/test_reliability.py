@@ -1,5 +1,6 @@
 """A serving process keeps serving (issue 6): kernels that fail to compile, broken caches."""
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -88,9 +89,10 @@ def _cluster_sources(cache):
 
 
 def _runs_parallel(source_path):
-    """Whether generated source calls parallel code: a group of parts or a layer's wide fill."""
+    """Whether generated source calls parallel code: a group of parts or a layer's fill that may
+    run wide (``fill_wide(..., wide, err)``; without parallel columns it is passed False)."""
     text = open(source_path).read()
-    return "tf_blade_group_" in text or "fill_wide(" in text
+    return "tf_blade_group_" in text or re.search(r"fill_wide\(.*, wide, err\)", text) is not None
 
 
 def test_corrupt_and_read_only_caches_still_serve(tmp_path):

@@ -43,7 +43,7 @@ class StringBagLayerLowering(Lowering):
                                                     for a in ("kind", "num_buckets", "mode", "n_targets", "program"))
         layout, rows, width, _ = em.call(4, f"{em.kernel('bag_layer', 'plan')}({ids}, {shapes}, {raw}, {tabs}, {kind}, "
                                             f"{buckets}, {modes}, {n_targets}, {program}, {vecs}, err)", check)
-        return [ids, raw, tabs, kind, buckets, modes, layout] + (["wide"] if parallel_enabled() else []), rows, width
+        return [ids, raw, tabs, kind, buckets, modes, layout, "wide" if parallel_enabled() else "False"], rows, width
 
     @staticmethod
     def direct_inputs_ok(node, inputs, metas):
@@ -67,8 +67,7 @@ class StringBagLayerLowering(Lowering):
         entry's return code."""
         dtype = node.out_dtypes[0]
         compile_direct(dtype)
-        if parallel_enabled():
-            compile_blocks(dtype)  # the task fill_wide hands the op's threads
+        compile_blocks(dtype)  # the task fill_wide runs, on the op's threads or this one
         kinds = node.attrs["kind"]
         slot = {var: len(ranks) + j for j, var in enumerate(dict.fromkeys(x for x in inputs if isinstance(x, str)))}
         strings = iter(inputs[:string_columns(kinds)])
@@ -96,11 +95,8 @@ class StringBagLayerLowering(Lowering):
     def emit_fill(self, node, plan, out, em):
         """Fills ``out`` (the planned [rows, width]) from ``plan``; sets ``err`` when it cannot
         (its scratch buffers: the caller checks)."""
-        if parallel_enabled():
-            compile_blocks(node.out_dtypes[0])  # the task fill_wide hands the op's threads
-            em.line(f"{em.kernel('bag_layer', 'fill_wide')}({', '.join(plan[:-1])}, {out}, {plan[-1]}, err)")
-        else:
-            em.line(f"{em.kernel('bag_layer', 'fill')}({', '.join(plan)}, {out}, err)")
+        compile_blocks(node.out_dtypes[0])  # the task fill_wide runs, on the op's threads or this one
+        em.line(f"{em.kernel('bag_layer', 'fill_wide')}({', '.join(plan[:-1])}, {out}, {plan[-1]}, err)")
 
     def emit(self, node, ins, em):
         plan, rows, width = self.emit_plan(node, ins, em)
