@@ -15,6 +15,7 @@ import tf_blade
 from conftest import fused_specs, op_counts
 from tf_blade.codegen.generate import generate
 from tf_blade.graph.attrs import bits_dtype
+from tf_blade.runtime.bridge import native_bridge
 
 BINARY = ["Add", "Sub", "Mul", "RealDiv", "FloorMod", "Maximum", "Minimum", "Equal", "Less", "GreaterEqual"]
 UNARY = ["Neg", "Abs", "Square", "Sqrt", "Floor", "Ceil"]
@@ -109,13 +110,28 @@ def test_scalar_outputs_allocate_without_spurious_errors(rng):
             np.testing.assert_array_equal(got[key], want[key])
 
 
-@pytest.mark.parametrize("dtype", [tf.uint8, tf.uint16, tf.uint32, tf.uint64])
-def test_float_to_unsigned_casts_stay_in_tf(dtype):
-    """Out of range they are undefined in C++ and TF answers by code path (fuzz rounds 3 and 4):
-    the cast stays TF's, the ops around it fuse, and the answer is TF's."""
-    f = tf.function(lambda x: tf.cast(x * 2.0, dtype) + 1, input_signature=[tf.TensorSpec([None], tf.float32)])
+@pytest.mark.parametrize("dtype", [tf.uint8, tf.uint16, tf.uint32, tf.uint64, tf.int8, tf.int16])
+@pytest.mark.parametrize("source", [tf.float32, tf.float64])
+def test_float_to_path_dependent_casts_stay_in_tf(dtype, source):
+    """Out of range they are undefined in C++ and TF answers by code path (fuzz rounds 3 and 4;
+    int8 and int16 saturate in TF's vector loop and wrap in its scalar tail): the cast stays TF's,
+    the ops around it fuse, and the answer is TF's at every length."""
+    f = tf.function(lambda x: tf.cast(x * 2.0, dtype) + 1, input_signature=[tf.TensorSpec([None], source)])
     opt = tf_blade.optimize(f, bridge="native", min_cluster_size=1)
     report = opt.report.functions["serving_default"]
-    assert any("float to unsigned" in reason for reason in report["not_fused"]), report["not_fused"]
-    x = tf.constant([-129.7, 1e30, np.nan, 3.5, -1.0] * 8, tf.float32)
-    np.testing.assert_array_equal(opt.signatures["serving_default"](x).numpy(), f(x).numpy())
+    assert any("float to unsigned, int8 or int16" in reason for reason in report["not_fused"]), report["not_fused"]
+    for n in (1, 3, 17, 40):
+        x = tf.constant(([150.35, -500.1, 20000.0, -129.7, 1e30, np.nan, 3.5, -1.0] * 5)[:n], source)
+        np.testing.assert_array_equal(opt.signatures["serving_default"](x).numpy(), f(x).numpy())
+
+
+@pytest.mark.parametrize("dtype", [tf.int32, tf.int64])
+def test_float_to_wide_signed_casts_fuse_and_match_tf_at_every_length(dtype):
+    f = tf.function(lambda x: tf.cast(x * 2.0, dtype) + 1, input_signature=[tf.TensorSpec([None], tf.float64)])
+    opt = tf_blade.optimize(f, bridge="native", min_cluster_size=1)
+    assert opt.report.fused_ops == 1, opt.report
+    fallbacks = native_bridge().fallback_count()  # a first call that differed would fall back
+    for n in (1, 3, 17, 40, 1000):
+        x = tf.constant(([1.5e9, -5e9, 1e30, -1e30, np.nan, np.inf, 3.5, -1.0] * 125)[:n], tf.float64)
+        np.testing.assert_array_equal(opt.signatures["serving_default"](x).numpy(), f(x).numpy())
+    assert native_bridge().fallback_count() == fallbacks

@@ -2,6 +2,7 @@
 
 STRING = 7
 BOOL = 10
+INT8, INT16 = 6, 5
 RESOURCE = 20
 
 _BY_ENUM = {
