@@ -301,14 +301,15 @@ def _markdown(result):
     if c:
         lines += ["", "Compile (fresh processes; kernels compile inside optimize()"
                   + (", figures kept from the last run without --skip-compile" if result.get("compile_kept") else "") + "):", "",
-                  "| 26-column model | import tf_blade s | optimize incl. compile s | first call s | recompiles across batch 0..4096 |",
-                  "|---|---|---|---|---|"]
+                  "| 26-column model | import tf_blade s | optimize incl. compile s | first call s | Numba compiles | recompiles across batch 0..4096 |",
+                  "|---|---|---|---|---|---|"]
         for kind, label in (("cold", "cold (empty caches)"), ("warm", "warm (disk caches)"),
                             ("new_model", "new model (kernel library cached, model's code cold)")):
             if kind not in c:  # figures kept from a run before this row existed
                 continue
             imported = f"{c[kind]['import_s']:.2f}" if "import_s" in c[kind] else "not measured"
             lines.append(f"| {label} | {imported} | {c[kind]['rewrite_s']:.2f} | {c[kind]['first_call_s']:.2f} | "
+                         f"{c[kind].get('numba_compiles', 'not counted')} | "
                          f"{c[kind]['recompiles_across_batches']} |")
     return "\n".join(lines) + "\n"
 
