@@ -10,6 +10,7 @@ from numba import njit
 
 ERR_BYTES = 1024
 OOM_PREFIX = "OOM when allocating"  # the start of every kernel's allocation failure (blade_op.cc too)
+INT64_MAX = 9223372036854775807  # the bound of TF's size checks (element counts, Range's length)
 
 
 def new_error_buffer():

@@ -2,9 +2,8 @@
 import numpy as np
 from numba import njit
 
-from .errors import dims_text, int_text, set_error
+from .errors import INT64_MAX, dims_text, int_text, set_error
 
-_MAX = 9223372036854775807
 
 
 @njit(cache=True, nogil=True)
@@ -22,7 +21,7 @@ def checked_dims(dims, err):
         if out[i] == 0:
             return out
     for i in range(dims.shape[0]):
-        if size > _MAX // out[i]:
+        if size > INT64_MAX // out[i]:
             set_error(err, "Shape " + dims_text(out) + " would have more than 2**63 - 1 elements")
             return out
         size *= out[i]

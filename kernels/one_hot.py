@@ -3,9 +3,8 @@
 import numpy as np
 from numba import njit
 
-from .errors import set_error
+from .errors import INT64_MAX, set_error
 
-_MAX = 9223372036854775807
 
 
 @njit(cache=True, nogil=True)
@@ -15,7 +14,7 @@ def one_hot(indices, depth, on_value, off_value, err):
     if d < 0:
         set_error(err, "depth must be non-negative, got: " + str(d))
         return np.empty((0, 0, 0), on_value.dtype)
-    if prefix > 0 and suffix > 0 and d > 0 and (d > _MAX // prefix or prefix * d > _MAX // suffix):
+    if prefix > 0 and suffix > 0 and d > 0 and (d > INT64_MAX // prefix or prefix * d > INT64_MAX // suffix):
         set_error(err, "OneHot: the output shape overflows int64")
         return np.empty((0, 0, 0), on_value.dtype)
     out = np.full((prefix, d, suffix), off_value[0], on_value.dtype)

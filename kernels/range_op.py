@@ -2,9 +2,8 @@
 import numpy as np
 from numba import njit
 
-from .errors import OOM_PREFIX, int_text, set_error
+from .errors import INT64_MAX, OOM_PREFIX, int_text, set_error
 
-_INT64_MAX = 9223372036854775807
 
 
 @njit(cache=True, nogil=True)
@@ -56,7 +55,7 @@ def range_values(start, limit, delta, is_float, err):
         count = span // step
         if span % step != 0:  # (no bool + uint64: Numba makes that a float)
             count += np.uint64(1)
-        if count > np.uint64(_INT64_MAX):
+        if count > np.uint64(INT64_MAX):
             set_error(err, "Requires ((limit - start) / delta) <= 9223372036854775807")
             return out
         size = np.int64(count)

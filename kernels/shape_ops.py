@@ -2,9 +2,8 @@
 import numpy as np
 from numba import njit
 
-from .errors import dims_text, int_text, set_error
+from .errors import INT64_MAX, dims_text, int_text, set_error
 
-_MAX = 9223372036854775807
 
 
 @njit(cache=True, nogil=True)
@@ -62,11 +61,11 @@ def resolve_reshape(in_dims, shape, err):
             has_zero = True
             running = 0
         else:
-            if running > _MAX // d:
+            if running > INT64_MAX // d:
                 set_error(err, "Shape " + dims_text(shape) + " has too many elements")
                 return out
             running *= d
-            product_overflows = product_overflows or product > _MAX // d
+            product_overflows = product_overflows or product > INT64_MAX // d
             product *= d
     if unknown >= 0:
         if product_overflows:  # TF divides by the wrapped product (SIGFPE when it wraps to 0)

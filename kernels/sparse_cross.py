@@ -16,13 +16,12 @@ strong_hash stays the int itself.
 import numpy as np
 from numba import njit
 
-from .errors import set_error
+from .errors import INT64_MAX, set_error
 from .farmhash import fingerprint64
 from .siphash import siphash24
 from .strings import new_tstrings, string_at
 
 _KMUL = np.uint64(0xC6A4A7935BD1E995)
-_INT64_MAX = np.uint64(9223372036854775807)
 _47 = np.uint64(47)
 
 
@@ -183,7 +182,7 @@ def cross_hashed(features, counts, starts, batch, num_buckets, hash_key, from_fi
     out_start, widest = _layout(counts, batch)
     values = np.empty(out_start[batch], np.int64)
     perm = np.zeros(ncol, np.int64)
-    buckets = np.uint64(num_buckets) if num_buckets > 0 else _INT64_MAX
+    buckets = np.uint64(num_buckets) if num_buckets > 0 else np.uint64(INT64_MAX)
     for b in range(batch):
         k = out_start[b]
         perm[:] = 0

@@ -7,9 +7,8 @@ does not change. Only the shapes are validated.
 import numpy as np
 from numba import njit
 
-from .errors import dims_text, int_text, set_error
+from .errors import INT64_MAX, dims_text, int_text, set_error
 
-_MAX = 9223372036854775807
 
 
 @njit(cache=True, nogil=True)
@@ -35,7 +34,7 @@ def resolve_shape(input_shape, new_shape, err):
         if s < 0:
             set_error(err, "Expected shape dimensions to be non-negative, got " + int_text(s))
             return out_shape, dense_size
-        if s != 0 and dense_size > _MAX // s:  # TF: MultiplyWithoutOverflow
+        if s != 0 and dense_size > INT64_MAX // s:  # TF: MultiplyWithoutOverflow
             set_error(err, "Encountered overflow when multiplying " + str(dense_size) + " with " + str(s) + ", result: " + int_text(_overflowed(dense_size, s)))
             return out_shape, dense_size
         dense_size *= s
@@ -52,7 +51,7 @@ def resolve_shape(input_shape, new_shape, err):
         elif s < 0:
             set_error(err, "size " + str(d) + " must be non-negative, not " + int_text(s))
             return out_shape, dense_size
-        elif s != 0 and product > _MAX // s:
+        elif s != 0 and product > INT64_MAX // s:
             set_error(err, "Encountered overflow when multiplying " + str(product) + " with " + str(s) + ", result: " + int_text(_overflowed(product, s)))
             return out_shape, dense_size
         product *= s

@@ -2,15 +2,14 @@
 import numpy as np
 from numba import njit
 
-from .errors import OOM_PREFIX, int_text, set_error
+from .errors import INT64_MAX, OOM_PREFIX, int_text, set_error
 
-_MAX = 9223372036854775807
 
 
 @njit(cache=True, nogil=True)
 def _tiled(n, m):
     """n * m, or -1 where that overflows int64 (TF would wrap around)."""
-    return -1 if n > 0 and m > _MAX // n else n * m
+    return -1 if n > 0 and m > INT64_MAX // n else n * m
 
 
 @njit(cache=True, nogil=True)
@@ -25,7 +24,7 @@ def tile_2d(x, multiples, err):
         return np.empty((0, 0), x.dtype)
     r, c = x.shape[0], x.shape[1]
     rows, cols = _tiled(r, m0), _tiled(c, m1)
-    if rows < 0 or cols < 0 or (rows > 0 and cols > _MAX // rows):
+    if rows < 0 or cols < 0 or (rows > 0 and cols > INT64_MAX // rows):
         set_error(err, "Tile: the output shape overflows int64")
         return np.empty((0, 0), x.dtype)
     try:
