@@ -232,10 +232,10 @@ def fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout, out, wide, e
     # Copies: the task reads plain arrays (constants are read-only ones)
     args = (ids, tstrings, tables, kinds.copy(), buckets.copy(), modes.copy(), layout, out, np.zeros(1, np.uint8))
     blocks = _blocks(layout) if out.size > 0 else 0
-    if not (wide and blocks > 1 and run_blocks(_blocks_address(args), blocks, args)):
-        if not _fill_here(args, blocks):
-            set_error(err, "tf_blade: the feature layer's kernel is not compiled")
-            return
+    ran = blocks == 0 or (wide and blocks > 1 and run_blocks(_blocks_address(args), blocks, args)) or _fill_here(args, blocks)
+    if not ran:
+        set_error(err, "tf_blade: the feature layer's kernel is not compiled")
+        return
     _check_filled(args[-1], err)
 
 

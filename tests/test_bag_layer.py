@@ -322,11 +322,14 @@ def test_fill_without_its_compiled_task_fails_instead_of_leaving_output_unwritte
     bag_layer.compile_blocks("float32")
     cell = task_cell(bag_layer._SYMBOLS["float32"])
     address, cell.value = cell.value, 0
+    empty, empty_err = np.zeros((0, 2), np.float32), new_error_buffer()
     try:
         bag_layer.fill_wide(ids, raw, tabs, zero, np.full(1, 4, np.int64), zero, layout, out, wide, err)
+        bag_layer.fill_wide(ids, raw, tabs, zero, np.full(1, 4, np.int64), zero, layout, empty, wide, empty_err)
     finally:
         cell.value = address
     assert error_text(err) == "tf_blade: the feature layer's kernel is not compiled"
+    assert empty_err[0] == 0  # no blocks to run: nothing is missing
     err = new_error_buffer()
     bag_layer.fill_wide(ids, raw, tabs, zero, np.full(1, 4, np.int64), zero, layout, out, wide, err)
     assert err[0] == 0 and not np.isnan(out).any()
