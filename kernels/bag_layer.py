@@ -25,7 +25,7 @@ from ..runtime.abi import MAX_RANK, call_alloc, ptr_from_int
 from .concat import mismatch
 from .errors import ERR_BYTES, OOM_PREFIX, set_error
 from .gather import index_miss
-from .parallel import args_reader, cell_reader, run_blocks, run_blocks_here, task_cell
+from .parallel import args_reader, cell_reader, result_writer, run_blocks, run_blocks_here, task_caller, task_cell
 from .pooled_gather import pool_rows
 from .shape_ops import resolve_reshape
 from .sparse_segment_reduction import reduce_runs
@@ -299,12 +299,68 @@ _TASKS = {"float32": _blocks_float32, "float64": _blocks_float64}
 _compiled = {}
 
 
+# plan as a task of each dtype, for callers to reach by address (``plan_by_address``): linked, its
+# code (every column's checks and messages) was optimized and emitted again inside the direct
+# cfunc and inside every model's layer part and entry.
+def _plan_args_type(dtype):
+    ints = types.Array(types.int64, 1, "C")
+    return types.Tuple((types.ListType(ints), types.ListType(ints), types.ListType(types.Array(types.uint8, 1, "C")),
+                        types.ListType(types.Array(dtype, 2, "C")), ints, ints, ints, ints, ints,
+                        types.ListType(ints), types.Array(types.uint8, 1, "C")))
+
+
+_PLAN_ARGS = {"float32": _plan_args_type(types.float32), "float64": _plan_args_type(types.float64)}
+_PLAN_RESULT = types.Tuple((types.Array(types.int64, 2, "C"), types.int64, types.int64, types.int64))
+_PLAN_SYMBOLS = {name: f"tf_blade_layer_plan_{name}" for name in _PLAN_ARGS}
+_PLAN_ADDRESS = {name: cell_reader(symbol) for name, symbol in _PLAN_SYMBOLS.items()}
+_read_plan_float32, _read_plan_float64 = args_reader(_PLAN_ARGS["float32"]), args_reader(_PLAN_ARGS["float64"])
+_call_plan, _write_plan = task_caller(_PLAN_RESULT), result_writer(_PLAN_RESULT)
+
+
+def _plan_float32(arg, result):  # one Python function per dtype, as the blocks tasks
+    _write_plan(result, plan(*_read_plan_float32(arg)))
+
+
+def _plan_float64(arg, result):
+    _write_plan(result, plan(*_read_plan_float64(arg)))
+
+
+_PLAN_TASKS = {"float32": _plan_float32, "float64": _plan_float64}
+
+
+def plan_by_address(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, program, vectors, err):
+    """``plan`` through its task for the layer's dtype (``compile_blocks`` compiles it); other
+    argument types call plan itself."""
+
+
+@overload(plan_by_address)
+def _plan_by_address_impl(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, program, vectors, err):
+    given = types.Tuple((ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, program, vectors, err))
+    for name, args_type in _PLAN_ARGS.items():
+        if given == args_type:
+            read = _PLAN_ADDRESS[name]
+
+            def through_task(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, program, vectors, err):
+                address = read()
+                if address == 0:
+                    set_error(err, "tf_blade: the feature layer's kernel is not compiled")
+                    return np.zeros((0, 5), np.int64), np.int64(0), np.int64(0), np.int64(-1)
+                return _call_plan(address, (ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets,
+                                            program, vectors, err))
+            return through_task
+    return plan
+
+
 def compile_blocks(dtype: str):
-    """Compiles (or loads from Numba's cache) the blocks task of layers of ``dtype`` and gives
-    kernels its address (other dtypes fill on one thread, in a loop of their own)."""
+    """Compiles (or loads from Numba's cache) the blocks and plan tasks of layers of ``dtype`` and
+    gives kernels their addresses (other dtypes fill on one thread, in a loop of their own, and
+    call plan itself)."""
     if dtype in _TASKS and dtype not in _compiled:
         _compiled[dtype] = cfunc(types.void(types.voidptr, types.int64, types.int64), cache=True, nogil=True)(_TASKS[dtype])
         task_cell(_SYMBOLS[dtype]).value = _compiled[dtype].address
+        planner = cfunc(types.void(types.voidptr, types.voidptr), cache=True, nogil=True)(_PLAN_TASKS[dtype])
+        _compiled["plan_" + dtype] = planner
+        task_cell(_PLAN_SYMBOLS[dtype]).value = planner.address
 
 
 def _blocks_address(args):
@@ -353,8 +409,8 @@ def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
         spec[at + 3 * n:at + 4 * n]
     ids, in_shapes_, tstrings, tables, vectors, elements = columns_from_inputs(
         carray(in_ptrs, (2 * n_in + 1,)), carray(in_shapes, (MAX_RANK * n_in,)), spec[5:at].reshape((n, 3)), like)
-    layout, rows, width, _ = plan(ids, in_shapes_, tstrings, tables, kinds, buckets, modes, n_targets,
-                                  spec[at + 4 * n:], vectors, err)
+    layout, rows, width, _ = plan_by_address(ids, in_shapes_, tstrings, tables, kinds, buckets, modes, n_targets,
+                                             spec[at + 4 * n:], vectors, err)
     if err[0] != 0:
         return 1
     dims = np.array([rows, width], np.int64)

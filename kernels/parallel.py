@@ -99,6 +99,46 @@ def run_blocks_here(typingctx, fn, n, args):
     return types.none(fn, n, args), codegen
 
 
+def task_caller(result_type):
+    """An intrinsic ``call(fn, args)``: fn(&args, &result) on this thread, for a task that stores
+    its ``result_type`` value there (``result_writer``); returns that value (the task's reference,
+    handed over). ``args`` is borrowed, as for run_blocks."""
+    @intrinsic
+    def call(typingctx, fn, args):
+        if not isinstance(fn, types.Integer) or not isinstance(args, types.BaseTuple):
+            return None
+
+        def codegen(context, builder, sig, llargs):
+            address, value = llargs
+            i8p = ir.IntType(8).as_pointer()
+            slot = cgutils.alloca_once_value(builder, value)
+            result = cgutils.alloca_once(builder, context.get_value_type(result_type))
+            task = builder.inttoptr(address, ir.FunctionType(ir.VoidType(), [i8p, i8p]).as_pointer())
+            builder.call(task, [builder.bitcast(slot, i8p), builder.bitcast(result, i8p)])
+            return builder.load(result)
+
+        return result_type(fn, args), codegen
+    return call
+
+
+def result_writer(result_type):
+    """An intrinsic ``write(ptr, value)``: stores a task's ``result_type`` value where its caller
+    (``task_caller``) reads it, with a reference of its own for the caller."""
+    @intrinsic
+    def write(typingctx, ptr, value):
+        if ptr != types.voidptr or value != result_type:
+            return None
+
+        def codegen(context, builder, sig, llargs):
+            llty = context.get_value_type(result_type)
+            context.nrt.incref(builder, result_type, llargs[1])
+            builder.store(llargs[1], builder.bitcast(llargs[0], llty.as_pointer()))
+            return context.get_dummy_value()
+
+        return types.none(ptr, value), codegen
+    return write
+
+
 def args_reader(tuple_type):
     """An intrinsic ``read(arg)``: the ``tuple_type`` value that ``run_blocks`` put at ``arg``
     (a new reference, so the task's own refcounting balances)."""

@@ -41,7 +41,8 @@ class StringBagLayerLowering(Lowering):
         # time for that beside the direct path's (~2.5 s of a cold wide & deep)
         kind, buckets, modes, n_targets, program = (em.const(np.array(node.attrs[a], np.int64)) + ".copy()"
                                                     for a in ("kind", "num_buckets", "mode", "n_targets", "program"))
-        layout, rows, width, _ = em.call(4, f"{em.kernel('bag_layer', 'plan')}({ids}, {shapes}, {raw}, {tabs}, {kind}, "
+        compile_blocks(node.out_dtypes[0])  # plan's task, and the blocks task fill_wide runs
+        layout, rows, width, _ = em.call(4, f"{em.kernel('bag_layer', 'plan_by_address')}({ids}, {shapes}, {raw}, {tabs}, {kind}, "
                                             f"{buckets}, {modes}, {n_targets}, {program}, {vecs}, err)", check)
         return [ids, raw, tabs, kind, buckets, modes, layout, "wide" if parallel_enabled() else "False"], rows, width
 
