@@ -6,6 +6,7 @@ import re
 import numpy as np
 import pytest
 import tensorflow as tf
+from numba import njit
 from numba.typed import List
 
 import tf_blade
@@ -126,6 +127,11 @@ def test_columns_of_different_batch_sizes_fail_as_in_tf(layer_model):
                                           "vs. shape[2] = [3,4]"]
 
 
+@njit
+def _plan_through_task(ids, shapes, raw, tabs, kinds, buckets, modes, n_targets, program, vectors, err):
+    return bag_layer.plan_by_address(ids, shapes, raw, tabs, kinds, buckets, modes, n_targets, program, vectors, err)
+
+
 def _layer(columns, tables, buckets, modes, targets_per_column, wide):
     """The kernel's layer over ``columns`` (2-d object arrays of bytes): each column's new_shape
     (its strings' own shape, from the shape program) and Reshape targets (runtime vectors)."""
@@ -145,13 +151,14 @@ def _layer(columns, tables, buckets, modes, targets_per_column, wide):
     buckets, modes = np.array(buckets, np.int64), np.array(modes, np.int64)
     err = new_error_buffer()
     kinds = np.zeros(len(columns), np.int64)  # BAG
-    layout, rows, width, failed = bag_layer.plan(ids, shapes, raw, tabs, kinds, buckets, modes, n_targets,
-                                                 np.array(program, np.int64), vectors, err)
+    bag_layer.compile_blocks(tabs[0].dtype.name)
+    planner = _plan_through_task if wide else bag_layer.plan  # both ways a layer part may plan
+    layout, rows, width, failed = planner(ids, shapes, raw, tabs, kinds, buckets, modes, n_targets,
+                                          np.array(program, np.int64), vectors, err)
     if err[0]:
         return None, error_text(err), failed
     out = np.full((rows, width), np.nan, tabs[0].dtype)
     # wide: its blocks on tf_blade's own pool (outside an op; kernels/parallel.py)
-    bag_layer.compile_blocks(tabs[0].dtype.name)
     bag_layer.fill_wide(ids, raw, tabs, kinds, buckets, modes, layout, out, wide, err)
     assert err[0] == 0, error_text(err)
     return out, None, failed
@@ -333,3 +340,22 @@ def test_fill_without_its_compiled_task_fails_instead_of_leaving_output_unwritte
     err = new_error_buffer()
     bag_layer.fill_wide(ids, raw, tabs, zero, np.full(1, 4, np.int64), zero, layout, out, wide, err)
     assert err[0] == 0 and not np.isnan(out).any()
+
+
+def test_plan_without_its_compiled_task_fails_cleanly():
+    from tf_blade.kernels.parallel import task_cell
+    ids, raw, tabs = List([np.arange(2)]), List([tstrings_from_bytes([b"a", b"b"])]), List([np.ones((4, 2), np.float32)])
+    shapes, vectors, err = List([np.array([2, 1], np.int64)]), List([np.zeros(0, np.int64)]), new_error_buffer()
+    zero = np.zeros(1, np.int64)
+    program = np.array([2, bag_layer.STRINGS_DIM, 0, bag_layer.STRINGS_DIM, 1], np.int64)
+    bag_layer.compile_blocks("float32")
+    args = (ids, shapes, raw, tabs, zero, np.full(1, 4, np.int64), zero, zero, program, vectors)
+    layout, rows, width, failed = _plan_through_task(*args, err)
+    assert err[0] == 0 and (rows, width, failed) == (2, 2, -1), error_text(err)
+    cell = task_cell(bag_layer._PLAN_SYMBOLS["float32"])
+    address, cell.value = cell.value, 0
+    try:
+        layout, rows, width, failed = _plan_through_task(*args, err)
+    finally:
+        cell.value = address
+    assert error_text(err) == "tf_blade: the feature layer's kernel is not compiled" and layout.shape == (0, 5)
