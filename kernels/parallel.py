@@ -59,22 +59,32 @@ def cell_reader(symbol: str):
     return read
 
 
+def _blocks_types(fn, n, args) -> bool:
+    """Whether (fn, n, args) are what a blocks task is called with: an address, a count, a tuple."""
+    return isinstance(fn, types.Integer) and isinstance(n, types.Integer) and isinstance(args, types.BaseTuple)
+
+
+def _on_stack(builder, value):
+    """``value`` copied onto the calling function's stack, as the i8* a task reads it from."""
+    return builder.bitcast(cgutils.alloca_once_value(builder, value), ir.IntType(8).as_pointer())
+
+
 @intrinsic
 def run_blocks(typingctx, fn, n, args):
     """blade_parallel_for(fn, n, &args): True when the blocks ran, False when the caller must run
     them (no task, or no native op). ``args`` is borrowed: the caller keeps it alive."""
-    if not isinstance(fn, types.Integer) or not isinstance(n, types.Integer) or not isinstance(args, types.BaseTuple):
+    if not _blocks_types(fn, n, args):
         return None
 
     def codegen(context, builder, sig, llargs):
         address, count, value = llargs
         i8p, i64 = ir.IntType(8).as_pointer(), ir.IntType(64)
-        slot = cgutils.alloca_once_value(builder, value)
+        slot = _on_stack(builder, value)
         runner = cgutils.get_or_insert_function(builder.module, ir.FunctionType(i64, [i8p, i64, i8p]), RUNNER)
         ran = cgutils.alloca_once_value(builder, cgutils.false_bit)
         with builder.if_then(builder.icmp_signed("!=", address, ir.Constant(i64, 0))):
             rc = builder.call(runner, [builder.inttoptr(address, i8p), context.cast(builder, count, sig.args[1], types.int64),
-                                       builder.bitcast(slot, i8p)])
+                                       slot])
             builder.store(builder.icmp_signed("==", rc, ir.Constant(i64, 0)), ran)
         return builder.load(ran)
 
@@ -85,15 +95,14 @@ def run_blocks(typingctx, fn, n, args):
 def run_blocks_here(typingctx, fn, n, args):
     """fn(&args, 0, n) on this thread: the task called through its address, so the caller links
     none of its code. ``args`` is borrowed, as for run_blocks."""
-    if not isinstance(fn, types.Integer) or not isinstance(n, types.Integer) or not isinstance(args, types.BaseTuple):
+    if not _blocks_types(fn, n, args):
         return None
 
     def codegen(context, builder, sig, llargs):
         address, count, value = llargs
         i8p, i64 = ir.IntType(8).as_pointer(), ir.IntType(64)
-        slot = cgutils.alloca_once_value(builder, value)
         task = builder.inttoptr(address, ir.FunctionType(ir.VoidType(), [i8p, i64, i64]).as_pointer())
-        builder.call(task, [builder.bitcast(slot, i8p), ir.Constant(i64, 0), context.cast(builder, count, sig.args[1], types.int64)])
+        builder.call(task, [_on_stack(builder, value), ir.Constant(i64, 0), context.cast(builder, count, sig.args[1], types.int64)])
         return context.get_dummy_value()
 
     return types.none(fn, n, args), codegen
@@ -111,10 +120,9 @@ def task_caller(result_type):
         def codegen(context, builder, sig, llargs):
             address, value = llargs
             i8p = ir.IntType(8).as_pointer()
-            slot = cgutils.alloca_once_value(builder, value)
             result = cgutils.alloca_once(builder, context.get_value_type(result_type))
             task = builder.inttoptr(address, ir.FunctionType(ir.VoidType(), [i8p, i8p]).as_pointer())
-            builder.call(task, [builder.bitcast(slot, i8p), builder.bitcast(result, i8p)])
+            builder.call(task, [_on_stack(builder, value), builder.bitcast(result, i8p)])
             return builder.load(result)
 
         return result_type(fn, args), codegen
