@@ -27,6 +27,7 @@ from .errors import ERR_BYTES, OOM_PREFIX, set_error
 from .gather import index_miss
 from .parallel import args_reader, cell_reader, result_writer, run_blocks, run_blocks_here, task_caller, task_cell
 from .pooled_gather import pool_rows
+from .reduce import reduce_sum
 from .shape_ops import resolve_reshape
 from .sparse_segment_reduction import reduce_runs
 from .string_bag import FIRST_ROW, KEEP_EMPTY, ONE_ROW, bag_rows, find_bucket_miss, hash_rows
@@ -380,9 +381,14 @@ def _blocks_address_impl(args):
 # cfunc per dtype (DIRECT_DTYPES) that the native entry calls through its address (``run_direct``):
 # a model's entry then links none of the layer's code. Linked, Numba re-optimized plan, fill_wide
 # and their callees inside every model's entry: ~3 s of a new model's compile, library cached.
-# The direct spec (int64): [number of op inputs, output index, elements from which to fill wide,
-# columns n, program length, then columns_from_inputs' table (n x 3), kinds, buckets, modes,
-# n_targets (n each) and the shape program].
+# The direct spec (int64): a head of HEAD entries [number of op inputs, output index, elements from
+# which to fill wide, columns n, program length, row sum, lanes], then columns_from_inputs' table
+# (n x 3), kinds, buckets, modes, n_targets (n each) and the shape program. The row sum says what
+# the output is: the layer (NO_ROW_SUM), or TF's Sum over its rows' axis (kernels/reduce.py, in
+# Eigen's order for ``lanes``) kept as [rows, 1] (ROW_SUM_KEEP) or [rows] (ROW_SUM_DROP): wide &
+# deep's wide logit, whose layer is then a scratch buffer of the call.
+HEAD = 7
+NO_ROW_SUM, ROW_SUM_KEEP, ROW_SUM_DROP = range(3)
 DIRECT_SIG = types.int64(types.CPointer(types.int64), types.CPointer(types.int64), types.CPointer(types.int64),
                          types.voidptr, types.voidptr, types.CPointer(types.uint8))
 DIRECT_DTYPES = ("float32",)  # embedding tables are float32; other layers keep the template path
@@ -390,37 +396,55 @@ _DIRECT_SYMBOLS = {name: f"tf_blade_layer_direct_{name}" for name in DIRECT_DTYP
 _DIRECT_ADDRESS = {name: cell_reader(symbol) for name, symbol in _DIRECT_SYMBOLS.items()}
 
 
-def direct_spec(n_inputs, output, min_elements, columns, kinds, buckets, modes, n_targets, program):
+def direct_spec(n_inputs, output, min_elements, columns, kinds, buckets, modes, n_targets, program,
+                row_sum=NO_ROW_SUM, lanes=0):
     """The int64 spec the direct cfunc reads (layout above)."""
-    parts = [[n_inputs, output, min_elements, len(kinds), len(program)], np.ravel(columns), kinds, buckets, modes,
-             n_targets, program]
+    parts = [[n_inputs, output, min_elements, len(kinds), len(program), row_sum, lanes], np.ravel(columns), kinds,
+             buckets, modes, n_targets, program]
     return np.concatenate([np.asarray(p, np.int64).ravel() for p in parts])
 
 
 @njit(cache=True, nogil=True)
 def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
     """Returns the entry's codes: 0 done, 1 ``err`` says why, 2 TF's allocation failed."""
-    head = carray(spec_ptr, (5,))
-    n_in, output, min_elements, n, n_program = head[0], head[1], head[2], head[3], head[4]
-    spec = carray(spec_ptr, (5 + 7 * n + n_program,))
+    head = carray(spec_ptr, (HEAD,))
+    n_in, output, min_elements, n, n_program, row_sum, lanes = head[0], head[1], head[2], head[3], head[4], head[5], \
+        head[6]
+    spec = carray(spec_ptr, (HEAD + 7 * n + n_program,))
     err = carray(errbuf, (ERR_BYTES,))
-    at = 5 + 3 * n
+    at = HEAD + 3 * n
     kinds, buckets, modes, n_targets = spec[at:at + n], spec[at + n:at + 2 * n], spec[at + 2 * n:at + 3 * n], \
         spec[at + 3 * n:at + 4 * n]
     ids, in_shapes_, tstrings, tables, vectors, elements = columns_from_inputs(
-        carray(in_ptrs, (2 * n_in + 1,)), carray(in_shapes, (MAX_RANK * n_in,)), spec[5:at].reshape((n, 3)), like)
+        carray(in_ptrs, (2 * n_in + 1,)), carray(in_shapes, (MAX_RANK * n_in,)), spec[HEAD:at].reshape((n, 3)), like)
     layout, rows, width, _ = plan_by_address(ids, in_shapes_, tstrings, tables, kinds, buckets, modes, n_targets,
                                              spec[at + 4 * n:], vectors, err)
     if err[0] != 0:
         return 1
-    dims = np.array([rows, width], np.int64)
-    address = call_alloc(alloc, ctx, output, 2, dims.ctypes.data)
-    if address == 0 or dims[0] < 0:  # reading dims keeps it alive across the call
-        return 2
     wide = in_ptrs[2 * n_in] == 0 and elements >= min_elements  # the op says whether it runs alone
-    fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout,
-              carray(ptr_from_int(address, like.dtype), (rows, width)), wide, err)
-    return 1 if err[0] != 0 else 0
+    if row_sum == NO_ROW_SUM:  # the layer is the output: filled in TF's buffer
+        dims = np.array([rows, width], np.int64)
+        address = call_alloc(alloc, ctx, output, 2, dims.ctypes.data)
+        if address == 0 or dims[0] < 0:  # reading dims keeps it alive across the call
+            return 2
+        fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout,
+                  carray(ptr_from_int(address, like.dtype), (rows, width)), wide, err)
+        return 1 if err[0] != 0 else 0
+    try:
+        layer = np.empty((rows, width), like.dtype)
+    except Exception:
+        set_error(err, OOM_PREFIX + " the feature layer's rows before their sum")
+        return 1
+    fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout, layer, wide, err)
+    if err[0] != 0:
+        return 1
+    sums = reduce_sum(layer, lanes)
+    dims = np.array([rows, 1], np.int64)
+    address = call_alloc(alloc, ctx, output, 2 if row_sum == ROW_SUM_KEEP else 1, dims.ctypes.data)
+    if address == 0 or dims[0] < 0:
+        return 2
+    carray(ptr_from_int(address, like.dtype), (rows,))[:] = sums
+    return 0
 
 
 # Another dtype needs a Python function of its own, as the blocks tasks above.

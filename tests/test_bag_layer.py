@@ -53,6 +53,63 @@ def test_native_entry_gives_the_library_call_the_columns_the_op_computed():
     entry = source[source.index("def entry("):]
     assert "run_direct(" in entry and entry.count("value_slot(") == 2 and "outs = " in entry
     assert ".plan(" not in entry and ".fill_into(" not in entry and "pieces(" not in source
+    # The wide logit (the Sum of the wide layer's rows) is the library's too: no template part
+    # of that layer runs in the entry, only the numeric columns' views do.
+    assert entry.count("run_direct(") == 2
+    layer_parts = [name for name, src in templates.items() if "plan_by_address" in src]
+    assert len(layer_parts) == 2 and not any(f"{name}.part(" in entry for name in layer_parts)
+    # Only the library reads the string inputs: the entry makes no arrays of them (their ids
+    # were an allocation a call), only of the numeric inputs its steps read.
+    assert "np.arange(" not in entry and entry.count("a0 = carray(") == 1
+
+
+def _wide_logit_model(n_columns, keep_dims, axis):
+    """A linear model over hashed columns, as wide & deep's wide part: ``Sum(DenseFeatures, axis)``."""
+    import tf_keras
+    fc = tf.feature_column
+    names = column_names(n_columns)
+    module = tf.Module()
+    module.layer = tf_keras.layers.DenseFeatures(
+        [fc.embedding_column(fc.categorical_column_with_hash_bucket(n, 40 + 7 * i), 1 + i % 2, combiner="sum")
+         for i, n in enumerate(names)])
+    module.serve = tf.function(
+        lambda *s: {"logit": tf.reduce_sum(module.layer(dict(zip(names, s))), axis=axis, keepdims=keep_dims)},
+        input_signature=[tf.TensorSpec([None, None], tf.string, name=n) for n in names])
+    module.serve.get_concrete_function()
+    return module
+
+
+@pytest.mark.parametrize("keep_dims,axis,direct", [(True, 1, True), (False, -1, True), (True, [1], True),
+                                                    (False, 0, False)])
+def test_sum_of_a_layers_rows_is_computed_by_the_library_as_tf_does(keep_dims, axis, direct):
+    # A Sum over axis 1 of a layer the op outputs: the direct cfunc fills the layer in a scratch
+    # buffer and adds its rows in Eigen's order (kernels/reduce.py); any other axis keeps the
+    # template. Bit for bit TF's, from empty batches to parallel ones (9000 rows).
+    from tf_blade.codegen.generate import generate
+    module = _wide_logit_model(3, keep_dims, axis)
+    source, _ = generate(_spec(module))
+    entry = source[source.index("def entry("):]
+    assert ("run_direct(" in entry) == direct and (".part(" in entry) != direct
+    optimized = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
+    for rows in (0, 1, 7, 129, 9000):
+        batch = synthetic_batch(rows, 3, empty_fraction=0.3, seed=rows)
+        args = [tf.constant(batch[c]) for c in column_names(3)]
+        want, got = module.serve(*args)["logit"].numpy(), optimized(*args)["logit"].numpy()
+        assert got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+
+
+def test_sum_of_a_layers_rows_fails_as_tf_does():
+    module = _wide_logit_model(3, True, 1)
+    optimized = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
+    batch = synthetic_batch(4, 3)
+    batch["C2"] = batch["C2"][:3]
+    messages = []
+    for fn in (module.serve, optimized):
+        with pytest.raises(tf.errors.InvalidArgumentError) as e:
+            fn(*[tf.constant(batch[c]) for c in column_names(3)])
+        messages.append(re.findall(r"ConcatOp : [^\n]*", e.value.message)[:1])
+    assert messages[0] == messages[1] and messages[0]
 
 
 def test_a_layer_the_library_cannot_take_is_planned_and_filled_by_its_template(monkeypatch, rng):

@@ -15,8 +15,10 @@ import numpy as np
 from .dtypes import STRING, numpy_name
 from .emitter import Emitter, Value, empty_expr
 from .parts import Part, decompose, part_deps, ref_meta
+from .lowerings.reduce import EIGEN_LANES
 from .registry import load_all
 from ..feature_column.spec import const_values
+from ..kernels.bag_layer import NO_ROW_SUM, ROW_SUM_DROP, ROW_SUM_KEEP
 from ..kernels.errors import context_suffix
 from ..runtime.threads import parallel_enabled
 
@@ -214,10 +216,12 @@ def generate(spec: dict):
     returns = "".join(f"{values[ref].var}, " for ref in spec["outputs"])
     runs_parts = bool(lines)  # (before ``wide`` joins them)
     if any(name.startswith("tf_blade_group_") for name in templates) or any(_is_parallel(spec, p, lowerings) for p in parts):
-        data = [f"a{i}.size" for i, inp in enumerate(spec["inputs"]) if not inp.get("read_variable")] or ["0"]
-        lines.insert(0, f"wide = solo and {' + '.join(data)} >= {PARALLEL_MIN_ELEMENTS}")
+        lines.insert(0, f"wide = solo and n_elements >= {PARALLEL_MIN_ELEMENTS}")  # (body and entry count them)
     writers = {pos: _direct_writer(spec, parts[i], lowerings, values) for i, (pos, axis) in deferred.items() if axis is None}
     direct = {pos: found for pos, found in writers.items() if found is not None}
+    # The inputs the entry's steps read: a direct writer reads its own from the op's pointers.
+    by_library = {i for i, (pos, axis) in deferred.items() if axis is None and pos in direct}
+    read = {r for i, p in enumerate(parts) if i not in by_library for r in p.inputs} | set(spec["outputs"])
     # Every output planned from the op's inputs and nothing else to run: the entry runs no steps.
     runs_steps = runs_parts or len(direct) < len(spec["outputs"])
     steps, outs = lines + last_lines, f"({returns})"
@@ -239,10 +243,13 @@ def generate(spec: dict):
     deferred_meta = {pos: (axis, spec["nodes"][parts[i].nodes[-1]]["name"], template_of[parts[i].key],
                            sum(len(_vars(values[r])) for r in parts[i].inputs), _is_parallel(spec, parts[i], lowerings))
                      for i, (pos, axis) in deferred.items()}
-    entry = _native_entry(spec, out_meta, deferred_meta, direct, steps if runs_steps else None, outs, em)
+    used = [i for i in range(len(spec["inputs"])) if f"in:{i}" in read]
+    entry = _native_entry(spec, out_meta, deferred_meta, direct, steps if runs_steps else None, outs, em, used)
     src = _header(em) + [f"import {name}" for name in sorted(templates)]
+    counted = [f"a{i}.size" for i, inp in enumerate(spec["inputs"]) if not inp.get("read_variable")] or ["0"]
     src += _fail_function("failed_body", spec, spec["outputs"]) + [
-        "", "", "@njit(cache=True, nogil=True)", f"def body({', '.join(params + ['solo', 'err'])}):"]
+        "", "", "@njit(cache=True, nogil=True)", f"def body({', '.join(params + ['solo', 'err'])}):",
+        f"    n_elements = {' + '.join(counted)}"]
     src += _with_fail(lines + last_lines, "failed_body()") + [f"    return ({returns})", ""]
     src += entry
     return "\n".join(src), templates
@@ -294,35 +301,68 @@ def _writer(spec, part: Part, lowerings):
     return None
 
 
-def _direct_writer(spec, part: Part, lowerings, values):
-    """(writer node, its inputs: cluster input indices or, for values the op makes, their
-    variables in ``values``, its lowering) when the native entry can plan and fill the writer
-    of ``part`` by the lowering's ``emit_direct``, else None."""
-    writer = _writer(spec, part, lowerings)
-    if writer is None:
+def _row_sum(spec, part: Part):
+    """(writer node, what the output is, Eigen lanes) when ``part`` is a writer whose [rows, n]
+    output only a Sum over axis 1 reads (wide & deep's wide logit): the direct cfunc adds the rows
+    up itself, as kernels/reduce.py does (kernels/bag_layer.py's direct spec). Else None."""
+    work = [k for k in part.nodes if spec["nodes"][k]["op"] != "Const"]
+    if len(work) != 2 or part.outputs != [f"{work[1]}:0"]:
         return None
+    total = spec["nodes"][work[1]]
+    if total["op"] != "Sum" or total["inputs"][0] != f"{work[0]}:0" or _meta(spec, total["inputs"][0])[1] != 2:
+        return None
+    axes = const_values(spec, total["inputs"][1])
+    if axes is None or {int(a) % 2 for a in np.ravel(axes)} != {1} or np.min(axes) < -2 or np.max(axes) > 1:
+        return None
+    kind = ROW_SUM_KEEP if total["attrs"].get("keep_dims", False) else ROW_SUM_DROP
+    return work[0], kind, EIGEN_LANES.get(_meta(spec, total["inputs"][0])[0], 0)
+
+
+def _direct_plan(spec, part: Part, lowerings):
+    """(writer node, its inputs: cluster input indices or None for values the op makes, its
+    lowering, (what the output is, lanes)) when the native entry can compute ``part`` by the
+    lowering's ``emit_direct``: a writer, or a writer and the Sum of its rows. Else None."""
+    writer, row_sum = _writer(spec, part, lowerings), (NO_ROW_SUM, 0)
+    if writer is None:
+        found = _row_sum(spec, part)
+        if found is None:
+            return None
+        writer, row_sum = found[0], found[1:]
     raw = spec["nodes"][writer]
     low = lowerings[raw["op"]]
     inputs = [int(r[3:]) if r.startswith("in:") else None for r in raw["inputs"]]
     metas = [_meta(spec, r) for r in raw["inputs"]]
     if not hasattr(low, "emit_direct") or not low.direct_inputs_ok(SpecNode(raw), inputs, metas):
         return None
-    return raw, [values[r].var if at is None else at for r, at in zip(raw["inputs"], inputs)], low
+    return raw, inputs, low, row_sum
+
+
+def _direct_writer(spec, part: Part, lowerings, values):
+    """``_direct_plan``'s, with the variables in ``values`` of the values the op makes."""
+    found = _direct_plan(spec, part, lowerings)
+    if found is None:
+        return None
+    raw, inputs, low, row_sum = found
+    return raw, [values[r].var if at is None else at for r, at in zip(raw["inputs"], inputs)], low, row_sum
 
 
 def _deferred_outputs(spec, parts: List[Part], lowerings) -> Dict[int, tuple]:
     """{part index: (output position, axis or None)} for parts that are one op making a cluster
     output nothing else reads, which the native entry writes straight into TF's buffer: a
     ConcatV2 (with its axis; the feature layer's final concat), concatenated there, or a writer
-    op (None; the fused feature layer), planned, then filled there."""
+    op (None; the fused feature layer), planned, then filled there, or a writer and the Sum of
+    its rows that the library computes (None; ``_row_sum``)."""
     found = {}
     read = {r for p in parts for r in p.inputs}
     for i, part in enumerate(parts):
-        work = [k for k in part.nodes if spec["nodes"][k]["op"] != "Const"]
-        if len(work) != 1 or len(part.outputs) != 1:
+        if len(part.outputs) != 1 or part.outputs[0] in read or spec["outputs"].count(part.outputs[0]) != 1:
             continue
         ref = part.outputs[0]
-        if ref in read or spec["outputs"].count(ref) != 1:
+        if _row_sum(spec, part) is not None and _direct_plan(spec, part, lowerings) is not None:
+            found[i] = (spec["outputs"].index(ref), None)
+            continue
+        work = [k for k in part.nodes if spec["nodes"][k]["op"] != "Const"]
+        if len(work) != 1:
             continue
         node = spec["nodes"][work[0]]
         if _writer(spec, part, lowerings) is not None and _meta(spec, ref)[1] == 2:
@@ -410,7 +450,7 @@ def _group_module(template: str, n_args: int, fail: str):
     return "tf_blade_group_" + hashlib.sha256(source.encode()).hexdigest()[:16], source
 
 
-def _native_entry(spec, out_meta, deferred, direct, steps, outs, em) -> List[str]:
+def _native_entry(spec, out_meta, deferred, direct, steps, outs, em, used) -> List[str]:
     """The C-callable wrapper: raw pointers -> arrays, body's ``steps`` (None: nothing to run)
     making ``outs``, outputs into TF-allocated tensors. The steps are written out here, not
     called: a called function's code is optimized and emitted again in every caller (Numba
@@ -418,8 +458,10 @@ def _native_entry(spec, out_meta, deferred, direct, steps, outs, em) -> List[str
     ``deferred``: {output position: (axis, node name, template, number of piece values, whether
     the template takes ``wide``)} of outputs concatenated (axis) or planned and filled (axis
     None) here, in place; ``direct``: {output position: (writer node, its inputs: cluster input
-    indices or the variables of values the steps made, its lowering)} of those the lowering's
-    library code computes from input pointers (no template plan, no fill_into).
+    indices or the variables of values the steps made, its lowering, (what the output is: the
+    writer's or the Sum of its rows, lanes))} of those the lowering's library code computes from
+    input pointers (no template plan, no fill_into). ``used``: the inputs the steps read, the
+    only ones made arrays (a string input's ids are an allocation a call).
     ``em``: the cluster module's, for the constants and kernels of those."""
     lines = [
         "",
@@ -432,9 +474,14 @@ def _native_entry(spec, out_meta, deferred, direct, steps, outs, em) -> List[str
         "def entry(in_ptrs, in_shapes, ctx, alloc, errbuf):",
         "    err = carray(errbuf, (1024,))",
     ]
+    sizes = []
     for i, inp in enumerate(spec["inputs"] if steps is not None else ()):
         rank = inp["rank"]
         dims = [f"in_shapes[{i} * MAX_RANK + {d}]" for d in range(rank)] or ["1"]
+        if not inp.get("read_variable"):
+            sizes.append(" * ".join(dims))
+        if i not in used:
+            continue
         shape = "(" + ", ".join(dims) + ",)"
         dtype = numpy_name(inp["dtype"])
         if dtype == "string":
@@ -452,15 +499,16 @@ def _native_entry(spec, out_meta, deferred, direct, steps, outs, em) -> List[str
         # alongside one lately): then this one keeps to its thread, the cores are busy already.
         # (A direct writer reads that slot itself.)
         lines.append(f"    solo = in_ptrs[{2 * len(spec['inputs'])}] == 0")
+        lines.append(f"    n_elements = {' + '.join(sizes) or '0'}")
         lines += _with_fail(steps, "1") + [f"    outs = {outs}"]
     if len(direct) < len(out_meta):
         lines.append("    dims = np.zeros(MAX_RANK, np.int64)  # a rank-0 output writes no dim; the check below reads dims[0]")
     for k, (dtype, rank) in enumerate(out_meta):
         if k in direct:  # a writer reading only the op's inputs: the library computes it from their pointers
-            raw, inputs, low = direct[k]
+            raw, inputs, low, row_sum = direct[k]
             em.lines = []
             rc = low.emit_direct(SpecNode(raw), inputs, [inp["rank"] for inp in spec["inputs"]], k,
-                                 PARALLEL_MIN_ELEMENTS, em)
+                                 PARALLEL_MIN_ELEMENTS, em, row_sum)
             lines += ["    " + line for line in em.lines]
             lines += [f"    if {rc} != 0:",
                       f"        if {rc} == 1:",
