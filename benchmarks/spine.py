@@ -36,31 +36,34 @@ event.register("numba:compile", CountCompiles())
 t0 = time.perf_counter()
 import tf_blade  # kernels with explicit signatures compile (or load) here
 import_s = time.perf_counter() - t0
-from tf_blade.examples import column_names, criteo_feature_model, synthetic_batch
+from tf_blade import examples as ex
 from tf_blade.runtime import compiler
-n = int(sys.argv[1])
-m = criteo_feature_model(n)
+n, wdl = int(sys.argv[1]), sys.argv[2] == "wdl"  # criteo-fc, or wide & deep with 13 numeric columns
+m = ex.criteo_wdl_model(n, 13) if wdl else ex.criteo_feature_model(n)
+names = ex.column_names(n) + (ex.numeric_names(13) if wdl else [])
+batch = lambda b: {**ex.synthetic_batch(b, n), **(ex.synthetic_numeric(b, 13) if wdl else {})}
 t0 = time.perf_counter()
 opt = tf_blade.optimize(m.serve, bridge="native")
 rewrite = time.perf_counter() - t0
-x = synthetic_batch(64, n)
-args = [tf.constant(x[c]) for c in column_names(n)]
+x = batch(64)
+args = [tf.constant(x[c]) for c in names]
 t0 = time.perf_counter()
 opt.signatures["serving_default"](*args)
 first = time.perf_counter() - t0
 before = compiler.compile_count
 for b in (0, 1, 7, 512, 4096):
-    xb = synthetic_batch(b, n)
-    opt.signatures["serving_default"](*[tf.constant(xb[c]) for c in column_names(n)])
+    xb = batch(b)
+    opt.signatures["serving_default"](*[tf.constant(xb[c]) for c in names])
 print(json.dumps({"import_s": import_s, "rewrite_s": rewrite, "first_call_s": first, "numba_compiles": CountCompiles.n,
                   "recompiles_across_batches": compiler.compile_count - before}))
 """
 
 
-def compile_times(columns: int):
+def compile_times(columns: int, wide_and_deep: bool = False):
     """First-call time with empty caches (cold), then with the caches it left (warm), then as a new
     model on a machine whose kernel library is compiled (new_model): the generated modules are
-    deleted, so the model's own code compiles again while the library loads from Numba's cache."""
+    deleted, so the model's own code compiles again while the library loads from Numba's cache.
+    ``wide_and_deep``: then also wide & deep as a new model on that library (new_wdl)."""
     with tempfile.TemporaryDirectory() as cache:
         env = dict(os.environ, TF_BLADE_CACHE_DIR=cache, NUMBA_CACHE_DIR=os.path.join(cache, "numba"),
                    TF_CPP_MIN_LOG_LEVEL="3")
@@ -69,14 +72,15 @@ def compile_times(columns: int):
         subprocess.run([sys.executable, "-c", "import tf_blade"], check=True,
                        env=dict(env, NUMBA_CACHE_DIR=os.path.join(cache, "prebuild-numba")))
         runs = {}
-        for kind in ("cold", "warm", "new_model"):
-            if kind == "new_model":
+        for kind in ("cold", "warm", "new_model") + (("new_wdl",) if wide_and_deep else ()):
+            if kind.startswith("new_"):
                 _forget_generated_code(cache)
-            out = subprocess.run([sys.executable, "-c", _CHILD, str(columns)], env=env, check=True,
+            model = "wdl" if kind == "new_wdl" else "fc"
+            out = subprocess.run([sys.executable, "-c", _CHILD, str(columns), model], env=env, check=True,
                                  capture_output=True, text=True).stdout
             runs[kind] = json.loads(out.strip().splitlines()[-1])
-        if not runs["new_model"]["numba_compiles"]:
-            raise RuntimeError("the new-model run compiled nothing: its figure would be a warm one")
+            if kind.startswith("new_") and not runs[kind]["numba_compiles"]:
+                raise RuntimeError(f"the {kind} run compiled nothing: its figure would be a warm one")
     return runs
 
 

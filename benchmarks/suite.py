@@ -301,10 +301,11 @@ def _markdown(result):
     if c:
         lines += ["", "Compile (fresh processes; kernels compile inside optimize()"
                   + (", figures kept from the last run without --skip-compile" if result.get("compile_kept") else "") + "):", "",
-                  "| 26-column model | import tf_blade s | optimize incl. compile s | first call s | Numba compiles | recompiles across batch 0..4096 |",
+                  "| criteo-fc (26 columns) unless named | import tf_blade s | optimize incl. compile s | first call s | Numba compiles | recompiles across batch 0..4096 |",
                   "|---|---|---|---|---|---|"]
         for kind, label in (("cold", "cold (empty caches)"), ("warm", "warm (disk caches)"),
-                            ("new_model", "new model (kernel library cached, model's code cold)")):
+                            ("new_model", "new model (kernel library cached, model's code cold)"),
+                            ("new_wdl", "wide & deep (26 + 13 columns) as a new model on that library")):
             if kind not in c:  # figures kept from a run before this row existed
                 continue
             imported = f"{c[kind]['import_s']:.2f}" if "import_s" in c[kind] else "not measured"
@@ -358,7 +359,7 @@ def main(argv=None):
     if args.skip_compile and os.path.exists(args.out + ".json"):
         with open(args.out + ".json") as f:
             previous = json.load(f)
-    compile_figures = previous.get("compile") if args.skip_compile else spine.compile_times(26)
+    compile_figures = previous.get("compile") if args.skip_compile else spine.compile_times(26, wide_and_deep=True)
     bandwidth = random_access_bandwidth()
     result = {"command": "python -m benchmarks.suite " + " ".join(argv if argv is not None else sys.argv[1:]),
               "rounds": args.rounds, "bandwidth_gb_s": bandwidth / 1e9, "rows": [], "xla": {}}
