@@ -388,12 +388,14 @@ def _blocks_address_impl(args):
 # Eigen's order for ``lanes``) kept as [rows, 1] (ROW_SUM_KEEP) or [rows] (ROW_SUM_DROP): wide &
 # deep's wide logit, whose layer is then a scratch buffer of the call.
 HEAD = 7
+ROW_SUM_AT = 5  # the head's row sum; lanes follow it
 NO_ROW_SUM, ROW_SUM_KEEP, ROW_SUM_DROP = range(3)
 DIRECT_SIG = types.int64(types.CPointer(types.int64), types.CPointer(types.int64), types.CPointer(types.int64),
                          types.voidptr, types.voidptr, types.CPointer(types.uint8))
 DIRECT_DTYPES = ("float32",)  # embedding tables are float32; other layers keep the template path
-_DIRECT_SYMBOLS = {name: f"tf_blade_layer_direct_{name}" for name in DIRECT_DTYPES}
-_DIRECT_ADDRESS = {name: cell_reader(symbol) for name, symbol in _DIRECT_SYMBOLS.items()}
+_DIRECT_SYMBOLS = {(name, row_sum): f"tf_blade_layer_direct_{'row_sum_' if row_sum else ''}{name}"
+                   for name in DIRECT_DTYPES for row_sum in (False, True)}
+_DIRECT_ADDRESS = {key: cell_reader(symbol) for key, symbol in _DIRECT_SYMBOLS.items()}
 
 
 def direct_spec(n_inputs, output, min_elements, columns, kinds, buckets, modes, n_targets, program,
@@ -404,14 +406,13 @@ def direct_spec(n_inputs, output, min_elements, columns, kinds, buckets, modes, 
     return np.concatenate([np.asarray(p, np.int64).ravel() for p in parts])
 
 
-@njit(cache=True, nogil=True)
-def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
-    """Returns the entry's codes: 0 done, 1 ``err`` says why, 2 TF's allocation failed."""
+@njit(cache=True, nogil=True, inline="always")  # typed in its caller: no tuple of lists handed back
+def _direct_layer(in_ptrs, in_shapes, spec_ptr, err, like):
+    """The spec's layer from the op's pointers, planned: (fill_wide's columns and layout, rows,
+    width, whether to fill wide, output index, row sum, lanes); ``err`` says when it cannot be."""
     head = carray(spec_ptr, (HEAD,))
-    n_in, output, min_elements, n, n_program, row_sum, lanes = head[0], head[1], head[2], head[3], head[4], head[5], \
-        head[6]
+    n_in, output, min_elements, n, n_program = head[0], head[1], head[2], head[3], head[4]
     spec = carray(spec_ptr, (HEAD + 7 * n + n_program,))
-    err = carray(errbuf, (ERR_BYTES,))
     at = HEAD + 3 * n
     kinds, buckets, modes, n_targets = spec[at:at + n], spec[at + n:at + 2 * n], spec[at + 2 * n:at + 3 * n], \
         spec[at + 3 * n:at + 4 * n]
@@ -419,26 +420,47 @@ def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
         carray(in_ptrs, (2 * n_in + 1,)), carray(in_shapes, (MAX_RANK * n_in,)), spec[HEAD:at].reshape((n, 3)), like)
     layout, rows, width, _ = plan_by_address(ids, in_shapes_, tstrings, tables, kinds, buckets, modes, n_targets,
                                              spec[at + 4 * n:], vectors, err)
+    wide = in_ptrs[2 * n_in] == 0 and elements >= min_elements  # the op says whether it runs alone
+    return (ids, tstrings, tables, kinds, buckets, modes, layout), rows, width, wide, output, head[ROW_SUM_AT], \
+        head[ROW_SUM_AT + 1]
+
+
+@njit(cache=True, nogil=True)
+def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
+    """The layer, filled in TF's buffer. Returns the entry's codes: 0 done, 1 ``err`` says why,
+    2 TF's allocation failed."""
+    err = carray(errbuf, (ERR_BYTES,))
+    layer, rows, width, wide, output, _, _ = _direct_layer(in_ptrs, in_shapes, spec_ptr, err, like)
     if err[0] != 0:
         return 1
-    wide = in_ptrs[2 * n_in] == 0 and elements >= min_elements  # the op says whether it runs alone
-    if row_sum == NO_ROW_SUM:  # the layer is the output: filled in TF's buffer
-        dims = np.array([rows, width], np.int64)
-        address = call_alloc(alloc, ctx, output, 2, dims.ctypes.data)
-        if address == 0 or dims[0] < 0:  # reading dims keeps it alive across the call
-            return 2
-        fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout,
-                  carray(ptr_from_int(address, like.dtype), (rows, width)), wide, err)
-        return 1 if err[0] != 0 else 0
+    ids, tstrings, tables, kinds, buckets, modes, layout = layer
+    dims = np.array([rows, width], np.int64)
+    address = call_alloc(alloc, ctx, output, 2, dims.ctypes.data)
+    if address == 0 or dims[0] < 0:  # reading dims keeps it alive across the call
+        return 2
+    fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout,
+              carray(ptr_from_int(address, like.dtype), (rows, width)), wide, err)
+    return 1 if err[0] != 0 else 0
+
+
+@njit(cache=True, nogil=True)
+def _direct_row_sum(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
+    """``_direct`` for a spec with a row sum: the layer fills a scratch buffer of the call and its
+    rows are added up in Eigen's order (kernels/reduce.py) into TF's [rows, 1] or [rows]."""
+    err = carray(errbuf, (ERR_BYTES,))
+    layer, rows, width, wide, output, row_sum, lanes = _direct_layer(in_ptrs, in_shapes, spec_ptr, err, like)
+    if err[0] != 0:
+        return 1
+    ids, tstrings, tables, kinds, buckets, modes, layout = layer
     try:
-        layer = np.empty((rows, width), like.dtype)
+        scratch = np.empty((rows, width), like.dtype)
     except Exception:
         set_error(err, OOM_PREFIX + " the feature layer's rows before their sum")
         return 1
-    fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout, layer, wide, err)
+    fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout, scratch, wide, err)
     if err[0] != 0:
         return 1
-    sums = reduce_sum(layer, lanes)
+    sums = reduce_sum(scratch, lanes)
     dims = np.array([rows, 1], np.int64)
     address = call_alloc(alloc, ctx, output, 2 if row_sum == ROW_SUM_KEEP else 1, dims.ctypes.data)
     if address == 0 or dims[0] < 0:
@@ -447,21 +469,28 @@ def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
     return 0
 
 
-# Another dtype needs a Python function of its own, as the blocks tasks above.
+# Another dtype needs Python functions of its own, as the blocks tasks above. The row sum is a
+# cfunc of its own: a model without one (criteo-fc) does not compile it (~2 s of a cold start).
 def _direct_float32(in_ptrs, in_shapes, spec, ctx, alloc, errbuf):
     return _direct(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, np.zeros(0, np.float32))
 
 
-_DIRECT = {"float32": _direct_float32}
+def _direct_row_sum_float32(in_ptrs, in_shapes, spec, ctx, alloc, errbuf):
+    return _direct_row_sum(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, np.zeros(0, np.float32))
+
+
+_DIRECT = {("float32", False): _direct_float32, ("float32", True): _direct_row_sum_float32}
 _compiled_direct = {}
 
 
-def compile_direct(dtype: str):
+def compile_direct(dtype: str, row_sum: bool = False):
     """Compiles (or loads from Numba's cache) the direct cfunc of layers of ``dtype`` (one of
-    DIRECT_DTYPES) and gives entries its address; the lowering calls this as it emits the call."""
-    if dtype not in _compiled_direct:
-        _compiled_direct[dtype] = cfunc(DIRECT_SIG, cache=True, nogil=True)(_DIRECT[dtype])
-        task_cell(_DIRECT_SYMBOLS[dtype]).value = _compiled_direct[dtype].address
+    DIRECT_DTYPES), or of their row sums, and gives entries its address; the lowering calls this
+    as it emits the call."""
+    key = (dtype, row_sum)
+    if key not in _compiled_direct:
+        _compiled_direct[key] = cfunc(DIRECT_SIG, cache=True, nogil=True)(_DIRECT[key])
+        task_cell(_DIRECT_SYMBOLS[key]).value = _compiled_direct[key].address
 
 
 @intrinsic
@@ -478,19 +507,19 @@ def _call_direct(typingctx, address, in_ptrs, in_shapes, spec, ctx, alloc, errbu
 
 
 def run_direct(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, dtype):
-    """The direct cfunc of ``dtype`` (np.float32) on the entry's arguments (or on the slot
-    arrays of ``with_values``) and the spec array ``spec`` (a constant of the generated module):
-    the entry's return code."""
+    """The direct cfunc of ``dtype`` (np.float32), or of its row sum when the spec has one, on
+    the entry's arguments (or on the slot arrays of ``with_values``) and the spec array ``spec``
+    (a constant of the generated module): the entry's return code."""
 
 
 @overload(run_direct)
 def _run_direct_impl(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, dtype):
-    if not isinstance(dtype, types.NumberClass) or str(dtype.instance_type) not in _DIRECT_ADDRESS:
+    if not isinstance(dtype, types.NumberClass) or str(dtype.instance_type) not in DIRECT_DTYPES:
         return None
-    read = _DIRECT_ADDRESS[str(dtype.instance_type)]
+    read, read_row_sum = (_DIRECT_ADDRESS[str(dtype.instance_type), row_sum] for row_sum in (False, True))
 
     def impl(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, dtype):
-        address = read()
+        address = read() if spec[ROW_SUM_AT] == NO_ROW_SUM else read_row_sum()
         if address == 0:  # compile_direct never ran in this process
             set_error(carray(errbuf, (ERR_BYTES,)), "tf_blade: the feature layer's kernel is not compiled")
             return 1

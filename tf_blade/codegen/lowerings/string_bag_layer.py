@@ -69,7 +69,7 @@ class StringBagLayerLowering(Lowering):
         lanes), when the output is the Sum of the layer's rows (direct spec, kernels/bag_layer.py).
         Returns the variable holding the entry's return code."""
         dtype = node.out_dtypes[0]
-        compile_direct(dtype)
+        compile_direct(dtype, row_sum[0] != NO_ROW_SUM)
         compile_blocks(dtype)  # the task fill_wide runs, on the op's threads or this one
         kinds = node.attrs["kind"]
         slot = {var: len(ranks) + j for j, var in enumerate(dict.fromkeys(x for x in inputs if isinstance(x, str)))}
