@@ -312,7 +312,7 @@ def _row_sum(spec, part: Part):
     if total["op"] != "Sum" or total["inputs"][0] != f"{work[0]}:0" or _meta(spec, total["inputs"][0])[1] != 2:
         return None
     axes = const_values(spec, total["inputs"][1])
-    if axes is None or {int(a) % 2 for a in np.ravel(axes)} != {1} or np.min(axes) < -2 or np.max(axes) > 1:
+    if axes is None or {int(a) + 2 if a < 0 else int(a) for a in np.ravel(axes)} != {1}:
         return None
     kind = ROW_SUM_KEEP if total["attrs"].get("keep_dims", False) else ROW_SUM_DROP
     return work[0], kind, EIGEN_LANES.get(_meta(spec, total["inputs"][0])[0], 0)
@@ -358,7 +358,8 @@ def _deferred_outputs(spec, parts: List[Part], lowerings) -> Dict[int, tuple]:
         if len(part.outputs) != 1 or part.outputs[0] in read or spec["outputs"].count(part.outputs[0]) != 1:
             continue
         ref = part.outputs[0]
-        if _row_sum(spec, part) is not None and _direct_plan(spec, part, lowerings) is not None:
+        direct = _direct_plan(spec, part, lowerings)
+        if direct is not None and direct[3][0] != NO_ROW_SUM:  # a writer and its row sum: the library's
             found[i] = (spec["outputs"].index(ref), None)
             continue
         work = [k for k in part.nodes if spec["nodes"][k]["op"] != "Const"]
