@@ -8,13 +8,18 @@ Every figure is a median of interleaved rounds (A/B/A/B in one process; this mac
 and noisy: ratios hold, absolute times drift). Columns:
   tf            stock TF, graph mode, Grappler on, default thread pools
   native/numpy  tf_blade with the native op / the numpy_function fallback (numpy timed apart,
-                scaled to the same TF median: its per-call table copies would evict the others')
+                scaled to the same TF median: its per-call table copies would evict the others'),
+                called as returned: eager tensors skip TF's Python argument binding
+                (tf_blade/fast_call.py)
+  native, TF's call  the same function called through TF's ConcreteFunction.__call__: the
+                fused op's gain alone, as a caller that is not Python (TF Serving) sees it
   xla           the same function under tf.function(jit_compile=True), or why it does not run
-  call floor    a trivial function with the same inputs (the Python call both sides pay)
-  floor + head  the same, running the part tf_blade leaves to TF (the model's dense layers, on
-                this batch's feature matrix computed once): what tf_blade would take if its fused
-                op cost nothing. ceiling = tf / that (tf / call floor for criteo-fc): no speedup
-                of the feature ops can pass it
+  call floor    a trivial function with the same inputs, called as stock TF is, and with
+                tf_blade's call (fast floor)
+  floor + head  the fast floor, running the part tf_blade leaves to TF (the model's dense layers,
+                on this batch's feature matrix computed once): what tf_blade would take if its
+                fused op cost nothing. ceiling = tf / that (tf / fast floor for criteo-fc): no
+                speedup of the feature ops can pass it
   torch         torch.nn.functional.embedding_bag (2 threads) over the same pre-hashed ids,
                 one call per table: the hand-fused anchor for the embedding part (if installed)
   plain gather  our fastest plain Numba gather-and-mean over the same pre-hashed ids
@@ -201,9 +206,24 @@ def _throughput(fn, seconds=2.0, callers=1):
     return sum(counts) / seconds
 
 
+def _named_params(body, like):
+    """``body(*tensors)`` as a ConcreteFunction with ``like``'s parameters, by name (a ``*args``
+    function gets no fast call: tf_blade/fast_call.py)."""
+    import inspect
+
+    import tensorflow as tf
+    specs = like.structured_input_signature[0]
+    body.__signature__ = inspect.Signature([inspect.Parameter(f"x{i}", inspect.Parameter.POSITIONAL_OR_KEYWORD)
+                                            for i in range(len(specs))])
+    return tf.function(body, input_signature=specs).get_concrete_function()
+
+
 def measure(name, batches, rounds, bandwidth):
     import tensorflow as tf
+    from tensorflow.python.eager.polymorphic_function.concrete_function import ConcreteFunction
+
     import tf_blade
+    from tf_blade.fast_call import FastCallFunction, with_fast_call
     from tf_blade.timing import interleaved
     build, make_batch, names, pre_hashed, head = _models()[name]
     module = build()
@@ -212,6 +232,8 @@ def measure(name, batches, rounds, bandwidth):
     numpy_fn = tf_blade.optimize(module.serve, bridge="numpy").signatures["serving_default"]
     floor = tf.function(lambda *a: a[0][:1, :1], input_signature=stock.structured_input_signature[0])
     floor = floor.get_concrete_function()
+    fast_floor = with_fast_call(_named_params(lambda *a: a[0][:1, :1], stock))
+    assert isinstance(fast_floor, FastCallFunction) and isinstance(native, FastCallFunction)
     xla, xla_note = _xla(module), None
     bag_mean, prepare_gather = _plain_gather()
     try:
@@ -226,11 +248,12 @@ def measure(name, batches, rounds, bandwidth):
         args = [tf.constant(raw[n]) for n in names]
         want = stock(*args)[key].numpy()
         identical = bool(np.array_equal(want, native(*args)[key].numpy()))
-        sides = {"tf": lambda: stock(*args), "native": lambda: native(*args), "call_floor": lambda: floor(*args)}
+        sides = {"tf": lambda: stock(*args), "native": lambda: native(*args), "call_floor": lambda: floor(*args),
+                 "native_tf_call": lambda: ConcreteFunction.__call__(native, *args),
+                 "fast_floor": lambda: fast_floor(*args)}
         if head is not None:  # the call floor plus the dense layers tf_blade leaves to TF
             run_head = head(module, {n: tf.constant(raw[n]) for n in names})
-            head_floor = tf.function(lambda *a: run_head(), input_signature=stock.structured_input_signature[0])
-            head_floor = head_floor.get_concrete_function()
+            head_floor = with_fast_call(_named_params(lambda *a: run_head(), stock))
             sides["floor_head"] = lambda: head_floor(*args)
         anchors = {}
         if xla_note is None:
@@ -262,7 +285,8 @@ def measure(name, batches, rounds, bandwidth):
                "distinct_rows": distinct,
                "median_ms": {k: v * 1e3 for k, v in times.items()},
                "speedup_native": times["tf"] / times["native"], "speedup_numpy": times["tf"] / times["numpy"],
-               "ceiling": times["tf"] / times.get("floor_head", times["call_floor"])}
+               "speedup_tf_call": times["tf"] / times["native_tf_call"],
+               "ceiling": times["tf"] / times.get("floor_head", times["fast_floor"])}
         if batch == 512:
             one = _throughput(lambda: native(*args), callers=1)
             two = _throughput(lambda: native(*args), callers=2)
@@ -277,17 +301,25 @@ def _markdown(result):
              f"interleaved rounds, this 2-core machine; ratios hold, times drift)\n",
              f"Random-access bandwidth (64-byte rows, 2 threads): {result['bandwidth_gb_s']:.2f} GB/s. "
              f"Peak RSS of the benchmark process: {result['peak_rss_mb']:.0f} MB.\n",
-             "Ceiling: stock TF over the call floor plus the dense layers tf_blade leaves to TF (floor + head), "
+             "Native is tf_blade's function called as optimize() returns it: eager tensors skip TF's Python "
+             "argument binding (tf_blade/fast_call.py). \"via TF's call\" calls the same function through "
+             "TF's ConcreteFunction.__call__, as stock TF is called: the fused op's gain alone, what a caller "
+             "that is not Python (TF Serving) sees. The call floor is a trivial function with the same inputs, "
+             "through TF's call and through tf_blade's (fast floor).\n",
+             "Ceiling: stock TF over the fast floor plus the dense layers tf_blade leaves to TF (floor + head), "
              "i.e. the speedup if the fused op took no time.\n",
-             "| model | batch | stock TF ms | native ms | speedup | ceiling | numpy_function ms | XLA ms | call floor ms | "
+             "| model | batch | stock TF ms | native ms | speedup | ceiling | native via TF's call ms | speedup via TF's call | "
+             "numpy_function ms | XLA ms | call floor ms | fast floor ms | "
              "floor + head ms | torch embedding_bag ms | plain gather ms | memory floor ms | identical |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
         t = r["median_ms"]
         cell = lambda k: f"{t[k]:.3f}" if k in t else "n/a"  # noqa: E731
         ceiling = f"{r['ceiling']:.2f}x" if "ceiling" in r else "n/a"
         lines.append(f"| {r['model']} | {r['batch']} | {t['tf']:.3f} | {t['native']:.3f} | "
-                     f"{r['speedup_native']:.2f}x | {ceiling} | {t['numpy']:.3f} | {cell('xla')} | {t['call_floor']:.3f} | "
+                     f"{r['speedup_native']:.2f}x | {ceiling} | {cell('native_tf_call')} | "
+                     + (f"{r['speedup_tf_call']:.2f}x" if "speedup_tf_call" in r else "n/a")
+                     + f" | {t['numpy']:.3f} | {cell('xla')} | {t['call_floor']:.3f} | {cell('fast_floor')} | "
                      f"{cell('floor_head')} | {cell('torch')} | {t['plain_gather']:.3f} | {t['memory_floor']:.3f} | {r['identical']} |")
     lines.append("")
     for model, note in result["xla"].items():
@@ -328,7 +360,7 @@ def _plot(result, path):
     for ax, model in zip(axes[0], models):
         rows = [r for r in result["rows"] if r["model"] == model]
         x = np.arange(len(rows))
-        sides = [k for k in ("tf", "native", "numpy", "torch", "plain_gather", "memory_floor", "call_floor", "floor_head")
+        sides = [k for k in ("tf", "native", "native_tf_call", "numpy", "torch", "plain_gather", "memory_floor", "call_floor", "floor_head")
                  if all(k in r["median_ms"] for r in rows)]
         width = 0.8 / len(sides)
         for j, side in enumerate(sides):

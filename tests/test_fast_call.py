@@ -1,0 +1,145 @@
+"""The shortcut past TF's Python argument binding (tf_blade/fast_call.py): taken for eager tensors
+of the signature's dtypes and shapes, by position or keyword; every other call gets TF's own
+conversions and errors."""
+import numpy as np
+import pytest
+import tensorflow as tf
+from tensorflow.python.eager.polymorphic_function.concrete_function import ConcreteFunction
+
+import tf_blade
+from tf_blade.examples import column_names, criteo_feature_model, synthetic_batch
+from tf_blade.fast_call import FastCallFunction
+
+COLUMNS = 3
+
+
+@pytest.fixture(scope="module")
+def model():
+    module = criteo_feature_model(COLUMNS, dim=4)
+    return module, tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
+
+
+@pytest.fixture(scope="module")
+def batch():
+    raw = synthetic_batch(17, COLUMNS, seed=int(np.random.default_rng().integers(1 << 30)))
+    return {name: tf.constant(raw[name]) for name in column_names(COLUMNS)}
+
+
+@pytest.fixture
+def binding_refused(monkeypatch):
+    """TF's argument binding raises: a call that still works took the shortcut."""
+    def refuse(self, args, kwargs):
+        raise AssertionError("TF's binding ran")
+    monkeypatch.setattr(ConcreteFunction, "_call_impl", refuse)
+
+
+def tf_call(fn, *args, **kwargs):
+    return ConcreteFunction.__call__(fn, *args, **kwargs)
+
+
+def test_signature_is_a_concrete_function_with_the_shortcut(model):
+    _, fn = model
+    assert isinstance(fn, ConcreteFunction) and type(fn) is FastCallFunction
+
+
+def test_tensors_by_position_and_keyword_take_the_shortcut(model, batch, binding_refused):
+    module, fn = model
+    expected = module.serve(*batch.values())["features"].numpy()
+    np.testing.assert_array_equal(fn(*batch.values())["features"].numpy(), expected)
+    np.testing.assert_array_equal(fn(**batch)["features"].numpy(), expected)
+    names = list(batch)
+    mixed = fn(batch[names[0]], **{n: batch[n] for n in reversed(names[1:])})
+    np.testing.assert_array_equal(mixed["features"].numpy(), expected)
+
+
+@pytest.mark.parametrize("case", ["numpy", "wrong_dtype", "wrong_rank", "missing", "unknown_keyword", "extra"])
+def test_other_calls_take_tfs_path(model, batch, binding_refused, case):
+    _, fn = model
+    args, kwargs = list(batch.values()), {}
+    if case == "numpy":
+        args[1] = args[1].numpy()
+    elif case == "wrong_dtype":
+        args[1] = tf.zeros([17, 4], tf.int64)
+    elif case == "wrong_rank":
+        args[1] = tf.reshape(args[1], [-1])
+    elif case == "missing":
+        args = args[:-1]
+    elif case == "unknown_keyword":
+        kwargs = {"nope": args.pop()}
+    else:
+        args.append(args[0])
+    with pytest.raises(AssertionError, match="TF's binding ran"):
+        fn(*args, **kwargs)
+
+
+@pytest.mark.parametrize("case", ["wrong_dtype", "wrong_rank", "missing", "unknown_keyword"])
+def test_bad_calls_get_tfs_errors(model, batch, case):
+    _, fn = model
+    args, kwargs = list(batch.values()), {}
+    if case == "wrong_dtype":
+        args[1] = tf.zeros([17, 4], tf.int64)
+    elif case == "wrong_rank":
+        args[1] = tf.reshape(args[1], [-1])
+    elif case == "missing":
+        args = args[:-1]
+    else:
+        kwargs = {"nope": args.pop()}
+    with pytest.raises(Exception) as ours:
+        fn(*args, **kwargs)
+    with pytest.raises(Exception) as tfs:
+        tf_call(fn, *args, **kwargs)
+    assert type(ours.value) is type(tfs.value) and str(ours.value) == str(tfs.value)
+
+
+def test_numpy_arguments_are_converted_as_tf_does(model, batch):
+    module, fn = model
+    values = [t.numpy() for t in batch.values()]
+    np.testing.assert_array_equal(fn(*values)["features"].numpy(), module.serve(*batch.values())["features"].numpy())
+
+
+def test_called_inside_a_tf_function(model, batch):
+    module, fn = model
+    outer = tf.function(lambda *cols: fn(*cols)["features"] * 2)
+    np.testing.assert_array_equal(outer(*batch.values()).numpy(),
+                                  module.serve(*batch.values())["features"].numpy() * 2)
+
+
+def outcome(call, *args):
+    try:
+        return ("value", tf.nest.map_structure(lambda t: t.numpy().tolist(), call(*args)))
+    except Exception as e:  # noqa: BLE001 - compared with TF's
+        return (type(e), str(e))
+
+
+def test_fixed_dims_are_checked(monkeypatch):
+    f = tf.function(lambda x: {"y": tf.strings.to_hash_bucket_fast(x, 7) + 1},
+                    input_signature=[tf.TensorSpec([None, 2], tf.string)])
+    fn = tf_blade.optimize(f, bridge="native").signatures["serving_default"]
+    assert type(fn) is FastCallFunction
+    x = tf.constant([[b"a", b"b"], [b"", b"c"]])
+    np.testing.assert_array_equal(fn(x)["y"].numpy(), f(x)["y"].numpy())
+    bad = tf.constant([[b"a", b"b", b"c"]])
+    assert outcome(fn, bad) == outcome(lambda t: tf_call(fn, t), bad)  # (TF runs it: no eager shape check)
+    monkeypatch.setattr(ConcreteFunction, "_call_impl", lambda self, args, kwargs: "TF's path")
+    assert fn(bad) == "TF's path" and fn(x) != "TF's path"
+
+
+def test_blade_function_reuses_its_choice_for_seen_types(model, batch, monkeypatch):
+    module, _ = model
+    layer = module.layer
+
+    @tf_blade.function
+    def serve(*cols):
+        return layer(dict(zip(column_names(COLUMNS), cols)))
+
+    expected = module.serve(*batch.values())["features"].numpy()
+    np.testing.assert_array_equal(serve(*batch.values()).numpy(), expected)
+    looked_up = []
+    original = type(serve.tf_function).get_concrete_function
+    monkeypatch.setattr(type(serve.tf_function), "get_concrete_function",
+                        lambda self, *a, **k: looked_up.append(1) or original(self, *a, **k))
+    np.testing.assert_array_equal(serve(*batch.values()).numpy(), expected)
+    assert not looked_up  # same dtypes and shapes: tf.function's lookup skipped
+    shorter = {n: t[:5] for n, t in batch.items()}
+    np.testing.assert_array_equal(serve(*shorter.values()).numpy(), expected[:5])
+    assert looked_up  # a new shape asks tf.function
