@@ -223,7 +223,7 @@ def measure(name, batches, rounds, bandwidth):
     from tensorflow.python.eager.polymorphic_function.concrete_function import ConcreteFunction
 
     import tf_blade
-    from tf_blade.fast_call import FastCallFunction, with_fast_call
+    from tf_blade.fast_call import FastCall, with_fast_call
     from tf_blade.timing import interleaved
     build, make_batch, names, pre_hashed, head = _models()[name]
     module = build()
@@ -233,7 +233,7 @@ def measure(name, batches, rounds, bandwidth):
     floor = tf.function(lambda *a: a[0][:1, :1], input_signature=stock.structured_input_signature[0])
     floor = floor.get_concrete_function()
     fast_floor = with_fast_call(_named_params(lambda *a: a[0][:1, :1], stock))
-    assert isinstance(fast_floor, FastCallFunction) and isinstance(native, FastCallFunction)
+    assert isinstance(fast_floor, FastCall) and isinstance(native, FastCall)
     xla, xla_note = _xla(module), None
     bag_mean, prepare_gather = _plain_gather()
     try:

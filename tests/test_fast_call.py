@@ -8,7 +8,7 @@ from tensorflow.python.eager.polymorphic_function.concrete_function import Concr
 
 import tf_blade
 from tf_blade.examples import column_names, criteo_feature_model, synthetic_batch
-from tf_blade.fast_call import FastCallFunction
+from tf_blade.fast_call import FastCall
 
 COLUMNS = 3
 
@@ -39,7 +39,7 @@ def tf_call(fn, *args, **kwargs):
 
 def test_signature_is_a_concrete_function_with_the_shortcut(model):
     _, fn = model
-    assert isinstance(fn, ConcreteFunction) and type(fn) is FastCallFunction
+    assert isinstance(fn, ConcreteFunction) and isinstance(fn, FastCall)
 
 
 def test_tensors_by_position_and_keyword_take_the_shortcut(model, batch, binding_refused):
@@ -115,7 +115,7 @@ def test_fixed_dims_are_checked(monkeypatch):
     f = tf.function(lambda x: {"y": tf.strings.to_hash_bucket_fast(x, 7) + 1},
                     input_signature=[tf.TensorSpec([None, 2], tf.string)])
     fn = tf_blade.optimize(f, bridge="native").signatures["serving_default"]
-    assert type(fn) is FastCallFunction
+    assert isinstance(fn, FastCall)
     x = tf.constant([[b"a", b"b"], [b"", b"c"]])
     np.testing.assert_array_equal(fn(x)["y"].numpy(), f(x)["y"].numpy())
     bad = tf.constant([[b"a", b"b", b"c"]])
@@ -143,3 +143,18 @@ def test_blade_function_reuses_its_choice_for_seen_types(model, batch, monkeypat
     shorter = {n: t[:5] for n, t in batch.items()}
     np.testing.assert_array_equal(serve(*shorter.values()).numpy(), expected[:5])
     assert looked_up  # a new shape asks tf.function
+
+
+def test_load_gives_restored_signatures_the_shortcut(model, batch, tmp_path, monkeypatch):
+    module, _ = model
+    tf_blade.optimize(module.serve, str(tmp_path / "opt"), bridge="native")
+    loaded = tf_blade.load(tmp_path / "opt")
+    fn = loaded.signatures["serving_default"]
+    assert isinstance(fn, FastCall) and isinstance(fn, ConcreteFunction)
+    expected = module.serve(*batch.values())["features"].numpy()
+    np.testing.assert_array_equal(fn(**batch)["features"].numpy(), expected)
+    with pytest.raises(TypeError):  # a restored signature takes keywords only, as TF's
+        fn(*batch.values())
+    monkeypatch.setattr(ConcreteFunction, "_call_impl", lambda self, args, kwargs: "TF's path")
+    np.testing.assert_array_equal(fn(**batch)["features"].numpy(), expected)
+    assert fn(*batch.values()) == "TF's path"

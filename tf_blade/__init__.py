@@ -24,7 +24,7 @@ def _map_source_subpackages():
 
 
 _map_source_subpackages()
-from .api import OptimizedModel, function, optimize  # noqa: F401
+from .api import OptimizedModel, function, load, optimize  # noqa: F401
 from .report import Report  # noqa: F401
 from .runtime.bridge import native_bridge as _native_bridge
 

@@ -34,6 +34,17 @@ class OptimizedModel(tf.Module):
         return next(iter(self.signatures.values()))(*args, **kwargs)
 
 
+def load(export_dir, tags=None, options=None):
+    """``tf.saved_model.load`` for serving from Python: the loaded signatures take the fast call
+    (tf_blade/fast_call.py: eager tensors skip TF's per-call argument binding, ~0.5 ms for 26
+    inputs). Any SavedModel, optimized or not; importing tf_blade also registers the fused op a
+    written SavedModel runs."""
+    loaded = tf.saved_model.load(os.fspath(export_dir), tags=tags, options=options)
+    for fn in getattr(loaded, "signatures", {}).values():
+        with_fast_call(fn)
+    return loaded
+
+
 def disabled() -> bool:
     return os.environ.get("TF_BLADE_DISABLE", "") not in ("", "0")
 

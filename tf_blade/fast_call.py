@@ -17,9 +17,9 @@ from tensorflow.python.framework.ops import EagerTensor
 from tensorflow.python.framework.tensor import TensorSpec
 
 
-class FastCallFunction(ConcreteFunction):
-    """A ConcreteFunction (isinstance holds, saving works) whose plain-tensor calls skip TF's
-    Python argument binding. Made by ``with_fast_call``, never constructed."""
+class FastCall:
+    """Mixed into a ConcreteFunction's class by ``with_fast_call`` (isinstance ConcreteFunction
+    still holds, saving works): plain-tensor calls skip TF's Python argument binding."""
 
     def __call__(self, *args, **kwargs):
         flat = _matching_tensors(self._tf_blade_params, args, kwargs)
@@ -28,37 +28,50 @@ class FastCallFunction(ConcreteFunction):
         return self._call_flat(flat, self.captured_inputs)
 
 
+_FAST_CLASSES = {}  # a ConcreteFunction class -> it with FastCall mixed in
+
+
 def with_fast_call(cf: ConcreteFunction) -> ConcreteFunction:
-    """``cf`` itself, given the shortcut when its parameters are all plain tensors (a function
-    tf_blade made: callers never hold another reference to it)."""
-    params = _tensor_params(cf)
-    if params is not None and type(cf) is ConcreteFunction:
+    """``cf`` itself, given the shortcut when its parameters are all plain tensors and its class
+    calls as ConcreteFunction does (a function tf_blade made or loaded: callers hold no other
+    reference to it). A restored signature (keyword-only parameters) qualifies too."""
+    cls = type(cf)
+    params = _tensor_params(cf) if isinstance(cf, ConcreteFunction) else None
+    if params is not None and not isinstance(cf, FastCall) and cls.__call__ is ConcreteFunction.__call__:
+        if cls not in _FAST_CLASSES:
+            _FAST_CLASSES[cls] = type(f"FastCall{cls.__name__}", (FastCall, cls), {"__module__": __name__})
         cf._tf_blade_params = params
-        cf.__class__ = FastCallFunction
+        cf.__class__ = _FAST_CLASSES[cls]
     return cf
 
 
 def _tensor_params(cf):
-    """[(name, dtype enum, rank or None, ((axis, size) of its known dims))] of ``cf``'s parameters, or
-    None unless every one is a required positional-or-keyword TensorSpec."""
+    """(leading positional parameters, [(name, dtype enum, rank or None, ((axis, size) of its
+    known dims))] of ``cf``'s parameters), or None unless every one is a required TensorSpec,
+    positional-or-keyword or (after those) keyword-only."""
     function_type = cf.function_type
     if function_type is None:
         return None
-    params = []
+    positional, params = 0, []
     for p in function_type.parameters.values():
         spec = p.type_constraint
-        if p.kind is not p.POSITIONAL_OR_KEYWORD or p.optional or type(spec) is not TensorSpec:
+        if p.kind is p.POSITIONAL_OR_KEYWORD and positional == len(params):
+            positional += 1
+        elif p.kind is not p.KEYWORD_ONLY:
+            return None
+        if p.optional or type(spec) is not TensorSpec:
             return None
         rank = spec.shape.rank
         known = () if rank is None else tuple((a, d) for a, d in enumerate(spec.shape.as_list()) if d is not None)
         params.append((p.name, spec.dtype.as_datatype_enum, rank, known))
-    return params
+    return positional, params
 
 
-def _matching_tensors(params, args, kwargs):
+def _matching_tensors(signature, args, kwargs):
     """The arguments in parameter order when all are eager tensors that TF's binding would pass
     through unchanged; else None."""
-    if len(args) + len(kwargs) != len(params) or len(args) > len(params) or not context.executing_eagerly():
+    positional, params = signature
+    if len(args) + len(kwargs) != len(params) or len(args) > positional or not context.executing_eagerly():
         return None
     flat = list(args)
     if kwargs:
