@@ -1,9 +1,10 @@
 """Blocks of a kernel's work on TensorFlow's own intra-op threads.
 
 The native op (tf_blade/runtime/blade_op.cc) exports ``blade_parallel_for(fn, n, arg)``: it runs
-``fn(arg, begin, end)`` over blocks [0, n) on the intra-op pool of the op being computed (the
-caller takes its share) and returns when all are done. A kernel hands over its arguments as one
-tuple on its stack (``run_blocks``); ``fn`` is a cfunc that reads them back (``args_reader``).
+``fn(arg, begin, end)`` over blocks [0, n), one at a time, on the calling thread and the intra-op
+pool of the op being computed (each claims the next block) and returns when all are done. A
+kernel hands over its arguments as one tuple on its stack (``run_blocks``); ``fn`` is a cfunc
+that reads them back (``args_reader``).
 One pool for TF's ops and ours: no second set of threads spinning beside TF's, and no parallel
 (parfor) compile.
 
