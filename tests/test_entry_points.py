@@ -159,3 +159,33 @@ def test_function_with_a_python_default_argument():
     assert opt.report.fused_ops == 1, opt.report
     x = tf.constant([[b"a"], [b""], [b"\xff"]])
     np.testing.assert_array_equal(opt.signatures["f"](x)["y"], module.f(x)["y"])
+
+
+def test_blade_function_binds_keywords_as_tf_function():
+    # keywords were flattened in name order, not the parameters' order: f(b=.., a=..) swapped them
+    def f(b, a, scale=tf.constant(10000, tf.int64)):
+        return {"y": tf.strings.to_hash_bucket_fast(b, 1000) * scale + tf.strings.to_hash_bucket_fast(a, 1000)}
+
+    ours, theirs = tf_blade.function(f), tf.function(f)
+    b, a = tf.constant([["x", "yy"]]), tf.constant([["zzz", ""]])
+    calls = [((b, a), {}), ((), {"b": b, "a": a}), ((), {"a": a, "b": b}), ((b,), {"a": a}),
+             ((b, a), {"scale": tf.constant(7, tf.int64)}), ((b, a), {})]
+    for args, kwargs in calls:
+        np.testing.assert_array_equal(ours(*args, **kwargs)["y"].numpy(), theirs(*args, **kwargs)["y"].numpy())
+    assert any(v[2].report.fused_ops for v in ours.optimized.values())
+
+
+def test_blade_function_takes_ragged_arguments_by_keyword():
+    import tf_keras
+    hashing = tf_keras.layers.Hashing(num_bins=1000, mask_value="")
+
+    def f(r, s):
+        return {"ids": hashing(r).flat_values * 2, "s": tf.strings.to_hash_bucket_fast(s, 9)}
+
+    ours, theirs = tf_blade.function(f), tf.function(f)
+    r, s = tf.ragged.constant([["a", "", "bb"], [], ["c"]]), tf.constant([["q", "w"]])
+    for args, kwargs in [((r, s), {}), ((), {"s": s, "r": r}), ((r,), {"s": s})]:
+        got, want = ours(*args, **kwargs), theirs(*args, **kwargs)
+        for key in want:
+            np.testing.assert_array_equal(got[key].numpy(), want[key].numpy())
+    assert any(v[2].report.fused_ops for v in ours.optimized.values())

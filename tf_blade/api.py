@@ -11,7 +11,7 @@ import tensorflow as tf
 
 from .graph.frontend import (collect_variables, export_table, function_io, python_root, rebuild, static_table_handles,
                              static_tables, variable_shapes)
-from .fast_call import eager_types, with_fast_call
+from .fast_call import eager_types, flat_inputs, with_fast_call
 from .passes.pipeline import Options, run_pipeline
 from .report import Report
 from .runtime import bridge as bridges
@@ -221,12 +221,11 @@ def function(func=None, **tf_function_kwargs):
             model = _optimize(python_root(func), {"serving_default": cf}, None, None, Options())
             fn = (cf, model.signatures["serving_default"], model)
             optimized[id(cf)] = fn
-        if types is not None:
+        flat = flat_inputs(traced, cf, args, kwargs)
+        if types is not None and len(flat) == len(args) and all(t is a for t, a in zip(flat, args)):
             if len(by_types) >= 256:  # one entry per shape seen: bounded for any batch sizes
                 by_types.clear()
-            by_types[types] = fn[1]
-        flat = [t for t in tf.nest.flatten((args, kwargs), expand_composites=True)
-                if isinstance(t, (tf.Tensor, tf.Variable)) or hasattr(t, "__array__")]
+            by_types[types] = fn[1]  # (the arguments are the graph's inputs as they are)
         return fn[1](*flat)
 
     wrapper.python_function = func

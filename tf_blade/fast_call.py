@@ -12,6 +12,7 @@ shape, graph mode, unknown keywords) takes TF's own path, with TF's conversions 
 from __future__ import annotations
 
 from tensorflow.python.eager import context
+from tensorflow.python.eager.polymorphic_function import function_type_utils
 from tensorflow.python.eager.polymorphic_function.concrete_function import ConcreteFunction
 from tensorflow.python.framework.ops import EagerTensor
 from tensorflow.python.framework.tensor import TensorSpec
@@ -95,7 +96,8 @@ def _matching_tensors(signature, args, kwargs):
 
 def eager_types(args):
     """A hashable (dtype, shape) per argument when all are eager tensors and this runs eagerly,
-    else None: @tf_blade.function maps it to the function tf.function chose for such arguments."""
+    else None: @tf_blade.function maps it to the function tf.function chose for such arguments
+    (positional calls only: keywords take ``flat_inputs``)."""
     if not context.executing_eagerly():
         return None
     types = []
@@ -104,3 +106,13 @@ def eager_types(args):
             return None
         types.append((value.dtype, value._shape_tuple()))
     return tuple(types)
+
+
+def flat_inputs(traced, cf: ConcreteFunction, args, kwargs):
+    """The tensors that calling tf.function ``traced`` with (args, kwargs) hands ``cf``'s graph,
+    in its input order: TF's own two bindings (the Python function's, defaults filled in, then
+    the concrete function's; keywords go to their parameters' places, composites to their
+    components)."""
+    bound = function_type_utils.canonicalize_function_inputs(
+        args, kwargs, traced._function_type, traced._default_values, traced._is_pure)
+    return cf.function_type.unpack_inputs(cf.function_type.bind(*bound.args, **bound.kwargs))
