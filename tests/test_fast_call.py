@@ -52,9 +52,8 @@ def test_tensors_by_position_and_keyword_take_the_shortcut(model, batch, binding
     np.testing.assert_array_equal(mixed["features"].numpy(), expected)
 
 
-@pytest.mark.parametrize("case", ["numpy", "wrong_dtype", "wrong_rank", "missing", "unknown_keyword", "extra"])
-def test_other_calls_take_tfs_path(model, batch, binding_refused, case):
-    _, fn = model
+def call_of(batch, case):
+    """(args, kwargs) of the call named ``case``: the batch by position, altered as the name says."""
     args, kwargs = list(batch.values()), {}
     if case == "numpy":
         args[1] = args[1].numpy()
@@ -66,8 +65,15 @@ def test_other_calls_take_tfs_path(model, batch, binding_refused, case):
         args = args[:-1]
     elif case == "unknown_keyword":
         kwargs = {"nope": args.pop()}
-    else:
+    elif case == "extra":
         args.append(args[0])
+    return args, kwargs
+
+
+@pytest.mark.parametrize("case", ["numpy", "wrong_dtype", "wrong_rank", "missing", "unknown_keyword", "extra"])
+def test_other_calls_take_tfs_path(model, batch, binding_refused, case):
+    _, fn = model
+    args, kwargs = call_of(batch, case)
     with pytest.raises(AssertionError, match="TF's binding ran"):
         fn(*args, **kwargs)
 
@@ -75,15 +81,7 @@ def test_other_calls_take_tfs_path(model, batch, binding_refused, case):
 @pytest.mark.parametrize("case", ["wrong_dtype", "wrong_rank", "missing", "unknown_keyword"])
 def test_bad_calls_get_tfs_errors(model, batch, case):
     _, fn = model
-    args, kwargs = list(batch.values()), {}
-    if case == "wrong_dtype":
-        args[1] = tf.zeros([17, 4], tf.int64)
-    elif case == "wrong_rank":
-        args[1] = tf.reshape(args[1], [-1])
-    elif case == "missing":
-        args = args[:-1]
-    else:
-        kwargs = {"nope": args.pop()}
+    args, kwargs = call_of(batch, case)
     with pytest.raises(Exception) as ours:
         fn(*args, **kwargs)
     with pytest.raises(Exception) as tfs:
