@@ -104,12 +104,14 @@ def test_sum_of_a_layers_rows_fails_as_tf_does():
     optimized = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
     batch = synthetic_batch(4, 3)
     batch["C2"] = batch["C2"][:3]
-    messages = []
+    messages, nodes = [], []
     for fn in (module.serve, optimized):
         with pytest.raises(tf.errors.InvalidArgumentError) as e:
             fn(*[tf.constant(batch[c]) for c in column_names(3)])
         messages.append(re.findall(r"ConcatOp : [^\n]*", e.value.message)[:1])
+        nodes.append(re.findall(r"\{\{node ([^}]*)\}\}", e.value.message))
     assert messages[0] == messages[1] and messages[0]
+    assert nodes[0] and nodes[0][0].endswith("/concat") and nodes[0][0] in nodes[1]  # the layer's node, not the Sum
 
 
 def test_a_layer_the_library_cannot_take_is_planned_and_filled_by_its_template(monkeypatch, rng):

@@ -9,13 +9,19 @@ import numpy as np
 
 def interleaved(functions: dict, rounds: int = 50, warmup: int = 3) -> dict:
     """{name: callable} -> {name: median seconds}; callables run A, B, A, B ... so drift and
-    noise from the (shared, noisy) machine hit every side alike."""
+    noise from the (shared, noisy) machine hit every side alike. Each round runs the sides in a
+    fresh random order (seeded): a call right after a stock TF call runs slower (TF's threads and
+    caches), and a fixed order charged that to one side (two versions of wide & deep's layers
+    behind TF: whichever ran right after TF read 1.06-1.23x the other, either way round)."""
     for fn in functions.values():
         for _ in range(warmup):
             fn()
     samples = {name: [] for name in functions}
+    order = list(functions.items())
+    shuffle = np.random.default_rng(0).permutation
     for _ in range(rounds):
-        for name, fn in functions.items():
+        for k in shuffle(len(order)):
+            name, fn = order[k]
             start = time.perf_counter()
             fn()
             samples[name].append(time.perf_counter() - start)

@@ -512,8 +512,8 @@ def _native_entry(spec, out_meta, deferred, direct, steps, outs, em, used) -> Li
                                  PARALLEL_MIN_ELEMENTS, em, row_sum)
             lines += ["    " + line for line in em.lines]
             lines += [f"    if {rc} != 0:",
-                      f"        if {rc} == 1:",
-                      f"            {em.add_context(deferred[k][1])}",
+                      f"        if {rc} == 1:",  # named as TF names it: the layer's node, not its Sum
+                      f"            {em.add_context(raw['name'])}",
                       f"        return {rc}"]
             continue
         if k in deferred and deferred[k][0] is None:  # a writer: planned, then filled in TF's buffer
