@@ -2,9 +2,10 @@
 
     python -m benchmarks.spine [--batch 512] [--rounds 100] [--out docs/benchmarks/spine]
 
-Everything is timed against stock TensorFlow in the same process, interleaved A/B/A/B; medians
-and ratios are reported (absolute times on a shared machine drift, ratios hold). Compile times
-come from fresh child processes with empty (cold) or filled (warm) caches.
+Everything is timed against stock TensorFlow in the same process, interleaved (every side once a
+round, in a fresh random order); medians and ratios are reported (absolute times on a shared
+machine drift, ratios hold). Compile times come from fresh child processes with empty (cold) or
+filled (warm) caches.
 """
 from __future__ import annotations
 

@@ -4,7 +4,8 @@
                                [--rounds 40] [--out docs/benchmarks/suite] [--skip-compile]
     tf-blade bench ...            (the same, installed)
 
-Every figure is a median of interleaved rounds (A/B/A/B in one process; this machine is shared
+Every figure is a median of interleaved rounds (every side once a round, in one process, in a
+fresh random order each round: a call right after stock TF's runs slower; this machine is shared
 and noisy: ratios hold, absolute times drift). Columns:
   tf            stock TF, graph mode, Grappler on, default thread pools
   native/numpy  tf_blade with the native op / the numpy_function fallback (numpy timed apart,

@@ -8,9 +8,9 @@ import numpy as np
 
 
 def interleaved(functions: dict, rounds: int = 50, warmup: int = 3) -> dict:
-    """{name: callable} -> {name: median seconds}; callables run A, B, A, B ... so drift and
-    noise from the (shared, noisy) machine hit every side alike. Each round runs the sides in a
-    fresh random order (seeded): a call right after a stock TF call runs slower (TF's threads and
+    """{name: callable} -> {name: median seconds}; every callable runs once a round, so drift
+    and noise from the (shared, noisy) machine hit every side alike, in a fresh random order
+    each round (seeded): a call right after a stock TF call runs slower (TF's threads and
     caches), and a fixed order charged that to one side (two versions of wide & deep's layers
     behind TF: whichever ran right after TF read 1.06-1.23x the other, either way round)."""
     for fn in functions.values():
