@@ -9,7 +9,7 @@ def test_interleaved_runs_the_sides_in_a_fresh_order_each_round():
     # random orders each side runs once a round and follows each other side about as often.
     calls = []
     times = interleaved({name: (lambda name=name: calls.append(name)) for name in "abc"}, rounds=600, warmup=1)
-    assert set(times) == set("abc") and all(t >= 0 for t in times.values())
+    assert set(times) == set("abc")
     rounds = [calls[3 + 3 * r:6 + 3 * r] for r in range(600)]  # after the warm-up's a, b, c
     assert all(sorted(r) == list("abc") for r in rounds)
     followers = Counter((r[i], r[i + 1]) for r in rounds for i in range(2))
