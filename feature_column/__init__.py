@@ -8,10 +8,13 @@ from .embedding_bag import fuse_embedding_bags
 from .hashed_id_filter import drop_hashed_id_filters
 from .int_hash import fuse_int_hashes
 from .pooled_gather import fuse_pooled_gathers
+from .spec import outputs_past_identities
 from .string_bag import fuse_string_bags
 
+# outputs_past_identities first: generate.py's in-place writers fill TF's output buffer only for a
+# layer node that is itself an output, not one behind a returned Identity.
 # fuse_string_bags reads the bags and the filter-free ids the earlier two leave, fuse_bag_layers
 # the string bags; the filter rewrite reads AsString + StringToHashBucketFast chains, which
 # fuse_int_hashes then replaces.
-SPEC_REWRITES = [fuse_embedding_bags, fuse_pooled_gathers, drop_hashed_id_filters, fuse_string_bags,
-                 fuse_bag_layers, fuse_int_hashes]
+SPEC_REWRITES = [outputs_past_identities, fuse_embedding_bags, fuse_pooled_gathers, drop_hashed_id_filters,
+                 fuse_string_bags, fuse_bag_layers, fuse_int_hashes]

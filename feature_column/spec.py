@@ -22,6 +22,25 @@ def through_identity(spec, ref: str) -> str:
     return ref
 
 
+def outputs_past_identities(spec):
+    """An output that is an Identity of another node's value (a function's return, once Grappler
+    moved it into the cluster) becomes that value, so writers that fill TF's output buffer in
+    place still see their node as the output. Kept: an Identity ordered after an Assert, one of an
+    op input, one whose value is already an output. Returns (spec, number replaced)."""
+    outputs, changed = list(spec["outputs"]), 0
+    for i, ref in enumerate(outputs):
+        node, _ = producer(spec, ref)
+        if node is None or node["op"] != "Identity" or node.get("after"):
+            continue
+        inner = node["inputs"][0]
+        if not inner.startswith("in:") and inner not in outputs:
+            outputs[i] = inner
+            changed += 1
+    if not changed:
+        return spec, 0
+    return prune_dead_nodes(dict(spec, outputs=outputs)), changed
+
+
 def const_values(spec, ref):
     node, _ = producer(spec, ref)
     if node is None or node["op"] != "Const":

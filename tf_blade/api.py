@@ -111,7 +111,8 @@ def _optimize_function(cf, variables, bridge, options, keep_alive, root=None):
     tables = static_table_handles(root, cf)
     graph_def, entry, fetches = run_pipeline(cf.graph.as_graph_def(), [t.name for t in outputs], options,
                                              make, variable_shapes(cf, variables), tables,
-                                             lambda ph, tin, tout: export_table(tables[ph], tin, tout))
+                                             lambda ph, tin, tout: export_table(tables[ph], tin, tout),
+                                             _captured_float_constants(cf))
     if not entry["clusters"]:
         return cf, entry
     _, new_cf = rebuild(cf, graph_def, variables, fetches)
@@ -119,6 +120,10 @@ def _optimize_function(cf, variables, bridge, options, keep_alive, root=None):
     new_cf._tf_blade_kernels = keep_alive
     entry["rewrite_seconds"] = round(time.perf_counter() - start, 3)
     return with_fast_call(new_cf), entry
+
+
+def _captured_float_constants(cf):
+    return {t.op.name for t in cf.graph.internal_captures if t.op.type == "Const" and (t.dtype.is_floating or t.dtype.is_complex)}
 
 
 def _function_to_save(cf, optimized_cf, variables, bridge, options, root):

@@ -3,6 +3,7 @@
 Order, and why:
 1. inline_calls      - signature bodies hide behind (Stateful)PartitionedCall; clustering must see them.
 2. refuse_training   - a graph that computes gradients needs the original ops for their gradients.
+   simplify          - Grappler folds what TF's runtime never runs (needs the inlined bodies).
    unguard_asserts   - tf.debugging asserts hide their Assert in an If; unwrapped, it can fuse.
    fold_ranges       - integer Ranges over constants become constants (asserts reduce over them).
    constant_control_edges - control edges on constants and relay NoOps move to their consumers
@@ -30,6 +31,7 @@ from .freeze_tables import freeze_tables, restore_unfused
 from .fold_ranges import fold_ranges
 from .constant_control_edges import bypass_relay_noops, move_constant_control_edges
 from .partition import partition
+from .simplify import simplify
 from .unguard_asserts import unguard_asserts
 from .support import unsupported_reason
 
@@ -50,6 +52,7 @@ class State:
     variable_shapes: dict = dataclasses.field(default_factory=dict)
     table_handles: dict = dataclasses.field(default_factory=dict)   # placeholder -> static table
     export_table: Optional[Callable] = None                          # (placeholder, Tin, Tout) -> arrays
+    captured_floats: FrozenSet[str] = frozenset()                   # see simplify_pass
     frozen_tables: dict = dataclasses.field(default_factory=dict)   # node name -> original node
     graph: Optional[Graph] = None
     clusters: List[List[str]] = dataclasses.field(default_factory=list)
@@ -64,6 +67,15 @@ def inline_pass(s: State):
     s.graph_def = inline_calls(s.graph_def)
     s.graph = from_graphdef(s.graph_def, s.variable_shapes, s.table_handles)
     s.report["tf_ops_before"] = _count_ops(s.graph)
+    return True
+
+
+def simplify_pass(s: State):
+    # TF's runtime passes captured tensors in as arguments, so its Grappler never folds them; we
+    # see them as Consts. Folding float ones would let constfold rewrite x / c as x * (1 / c)
+    # where TF divides (one ulp off); integer and string folding is exact and stays.
+    s.graph_def = simplify(s.graph_def, {parse_ref(r)[0] for r in s.fetches}, s.captured_floats)
+    s.graph = from_graphdef(s.graph_def, s.variable_shapes, s.table_handles)
     return True
 
 
@@ -170,6 +182,7 @@ def prune_constants_pass(s: State):
 PIPELINE = [
     ("inline_calls", inline_pass),
     ("refuse_training", refuse_training_pass),
+    ("simplify", simplify_pass),
     ("unguard_asserts", unguard_asserts_pass),
     ("fold_ranges", fold_ranges_pass),
     ("constant_control_edges", constant_control_edges_pass),
@@ -182,13 +195,15 @@ PIPELINE = [
 
 
 def run_pipeline(graph_def, fetches, options: Options, make_fused_node, variable_shapes=None,
-                 table_handles=None, export_table=None):
+                 table_handles=None, export_table=None, captured_floats=()):
     """Returns (rewritten GraphDef, report, the outputs' new names). Stops early when a pass
     finds nothing to do. ``table_handles``/``export_table``: the static tables whose lookups may
-    be frozen (see passes/freeze_tables.py)."""
+    be frozen (see passes/freeze_tables.py). ``captured_floats``: Const nodes holding captured
+    float tensors (see simplify_pass)."""
     s = State(graph_def=graph_def, fetches=[make_ref(*parse_ref(f)) for f in fetches], options=options,
               make_fused_node=make_fused_node, variable_shapes=dict(variable_shapes or {}),
-              table_handles=dict(table_handles or {}), export_table=export_table)
+              table_handles=dict(table_handles or {}), export_table=export_table,
+              captured_floats=frozenset(captured_floats))
     for name, run in PIPELINE:
         try:
             go_on = run(s)

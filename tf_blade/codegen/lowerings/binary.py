@@ -2,14 +2,12 @@
 min/max, logic, FloorMod and DivNoNan (0 where the divisor is 0). Known divergences of float Maximum/Minimum: a subnormal input comes back
 unchanged, where TF's threads (denormals-are-zero) return 0.0; and the sign of a zero when 0.0
 meets -0.0, which TF itself decides by position (Eigen's vector path returns the second operand,
-its scalar tail the first). RealDiv by a constant: TF's Grappler usually turns x / c into
-x * (1 / c) (constant folding's ReduceDivToReciprocalMul, also when c is a foldable expression
-such as Sqrt of a constant), so TF's answer can be one ulp from the true quotient this kernel
-computes; not in every graph (a Keras Normalization's division stays a division in TF 2.21, for
-reasons not pinned down), so copying the rewrite would trade one divergence for another."""
+its scalar tail the first). RealDiv by a constant needs nothing here: TF's constant folding turns
+x / c into x * (1 / c), and the simplify pass runs it before us, with TF's own rule for which c
+count as constants (captured tensors do not: TF's runtime passes them as arguments)."""
 from ..dtypes import FLOAT, MAIN_NUMERIC, STRING
 from ..registry import Lowering, lowering
-from ._common import unsupported_dtype
+from ._common import const_value, unsupported_dtype
 
 _EXPR = {
     "Equal": "({a} == {b})", "NotEqual": "({a} != {b})", "Greater": "({a} > {b})",
@@ -32,8 +30,8 @@ class BinaryLowering(Lowering):
         if any(graph.dtype_of(r) == STRING for r in node.inputs):
             if node.op not in ("Equal", "NotEqual"):
                 return "string arithmetic"
-            if graph.producer(node.inputs[1]).op != "Const":
-                return "strings compare only against a constant"
+            if not any(graph.producer(r).op == "Const" and const_value(graph, r).size == 1 for r in node.inputs):
+                return "strings compare only against a one-element constant"
         if node.op in ("RealDiv", "DivNoNan") and graph.dtype_of(node.inputs[0]) not in FLOAT:
             return "integer division (TF's division-by-zero rules differ from NumPy's)"
         if node.op == "FloorMod" and graph.dtype_of(node.inputs[0]) not in MAIN_NUMERIC:
@@ -44,6 +42,8 @@ class BinaryLowering(Lowering):
         a, b = ins
         out = em.tmp()
         if a.is_string:
+            if b.const is None:  # Grappler's CSE puts the constant operand of x == c first
+                a, b = b, a
             (text,) = b.const.ravel()  # check() guarantees a one-element constant
             eq = f"{em.kernel('elementwise', 'string_equals_const')}({a.var}, {a.off}, {a.dat}, {em.const(_bytes(text))})"
             em.line(f"{out} = {eq}" if node.op == "Equal" else f"{out} = ~{eq}")
