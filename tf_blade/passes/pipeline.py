@@ -65,8 +65,7 @@ class PassError(RuntimeError):
 
 def inline_pass(s: State):
     s.graph_def = inline_calls(s.graph_def)
-    s.graph = from_graphdef(s.graph_def, s.variable_shapes, s.table_handles)
-    s.report["tf_ops_before"] = _count_ops(s.graph)
+    s.report["tf_ops_before"] = _count_ops(s.graph_def.node)  # the typed graph waits for simplify
     return True
 
 
@@ -83,7 +82,7 @@ _TRAINING_HINTS = ("Grad", "ApplyAdam", "ApplyGradientDescent", "ApplyAdagrad", 
 
 
 def refuse_training_pass(s: State):
-    for node in s.graph.nodes.values():
+    for node in s.graph_def.node:
         if any(h in node.op for h in _TRAINING_HINTS) or "gradients/" in node.name:
             s.report["left_alone"] = f"training graph: {node.op} {node.name} computes gradients"
             return False
@@ -213,7 +212,7 @@ def run_pipeline(graph_def, fetches, options: Options, make_fused_node, variable
             break
     if s.graph is None:
         s.graph = from_graphdef(s.graph_def, s.variable_shapes, s.table_handles)
-    s.report["tf_ops_after"] = _count_ops(s.graph)
+    s.report["tf_ops_after"] = _count_ops(s.graph.nodes.values())
     s.report.setdefault("clusters", [])
     return to_graphdef(s.graph), s.report, s.fetches
 
@@ -233,9 +232,9 @@ def _after_dense_layers(graph: Graph):
     return late
 
 
-def _count_ops(graph: Graph) -> int:
+def _count_ops(nodes) -> int:
     """Ops that do work: placeholders, constants and no-ops are not counted."""
-    return sum(1 for n in graph.nodes.values()
+    return sum(1 for n in nodes
                if n.op not in ("Placeholder", "Const", "NoOp") + FUSED_OPS + NUMPY_OPS)
 
 
