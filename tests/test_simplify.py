@@ -28,6 +28,20 @@ def test_division_by_a_constant_rounds_as_tf_does_and_by_a_capture_as_tf_does(rn
         _bits_equal(opt.signatures["serving_default"](x), f(x))
 
 
+def test_division_by_a_capture_in_a_saved_model_rounds_as_tf_does(tmp_path, rng):
+    # Loaded from a SavedModel, a capture is a placeholder bound at the call: never folded either.
+    captured = tf.constant(np.float32(912030.75))
+    module = tf.Module()
+    module.f = tf.function(lambda x: (x - 3.0) / captured + (x - 3.0) / tf.constant(np.float32(954.0)), input_signature=_SPEC)
+    tf.saved_model.save(module, str(tmp_path / "model"), signatures={"serving_default": module.f})
+    opt = tf_blade.optimize(str(tmp_path / "model"), str(tmp_path / "optimized"))
+    assert opt.report.fused_ops == 1, opt.report
+    x = tf.constant((rng.standard_normal(10000) * 1e3).astype(np.float32))
+    want = tf.saved_model.load(str(tmp_path / "model")).signatures["serving_default"](x=x)["output_0"]
+    _bits_equal(opt.signatures["serving_default"](x=x)["output_0"], want)
+    _bits_equal(tf.saved_model.load(str(tmp_path / "optimized")).signatures["serving_default"](x=x)["output_0"], want)
+
+
 def test_a_duplicated_subgraph_is_fused_once():
     def body(x):
         hashed = [tf.strings.to_hash_bucket_fast(x, 97) for _ in range(3)]  # three identical chains
