@@ -95,6 +95,14 @@ class Graph:
         return name
 
 
+def runs_unread(op: str) -> bool:
+    """TF runs a node of ``op`` even when nothing reads it: a stateful op, or one TF's registry
+    does not know (tf_blade's own rewrites), which is kept to be safe."""
+    from tensorflow.python.framework import op_def_registry
+    op_def = op_def_registry.get(op)
+    return op_def is None or op_def.is_stateful
+
+
 def const_node(name: str, array) -> Node:
     """A Const node holding the NumPy ``array`` (strings as bytes objects)."""
     from tensorflow.core.framework import attr_value_pb2

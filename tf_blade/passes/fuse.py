@@ -10,7 +10,7 @@ import json
 from typing import Dict, List
 
 from ..codegen.dtypes import RESOURCE
-from ..graph.ir import Graph, Node, make_ref, parse_ref
+from ..graph.ir import Graph, Node, make_ref, parse_ref, runs_unread
 from .fallback import add_fallback_function, frozen_table_handles
 
 MAX_INLINED_CONST_ELEMENTS = 1024  # larger constants (frozen tables) stay graph inputs
@@ -69,13 +69,10 @@ def live_nodes(graph: Graph, cluster: List[str], fetches=()) -> List[str]:
     """The cluster's nodes TF runs, in order: a function prunes what feeds none of its outputs (nor
     any control edge) unless it is stateful. Dead ones stay out of the spec and the fallback: they
     would cost time and could raise errors TF never raises."""
-    from tensorflow.python.framework import op_def_registry
-
     members, users, fetched = set(cluster), graph.consumers(), set(fetches)
 
     def kept(node):
-        op_def = op_def_registry.get(node.op)  # ops of tf_blade's own rewrites: kept
-        return op_def is None or op_def.is_stateful or any(u not in members for u in users[node.name]) \
+        return runs_unread(node.op) or any(u not in members for u in users[node.name]) \
             or any(make_ref(node.name, j) in fetched for j in range(len(node.out_dtypes)))
 
     stack = [name for name in cluster if kept(graph.nodes[name])]

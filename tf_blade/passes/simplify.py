@@ -8,6 +8,8 @@ ops into TF-internal kernels (remapper) or change layouts: TF applies those to w
 """
 from __future__ import annotations
 
+from ..graph.ir import runs_unread
+
 # Not "arithmetic": among its rewrites, Gather(table, Unique(ids)) pooled by Unique's index
 # becomes a pooling over the whole table read (SimplifyEmbeddingLookupStage), which hides the
 # embedding chains the feature-column rewrites recognise; it saved 14 of 349 ops of a ragged where.
@@ -19,14 +21,9 @@ def simplify(graph_def, outputs, fed=()):
     (placeholders) and every stateful node keep their names and run as before. ``fed``: Const
     nodes that TF's runtime passes in as arguments (captured tensors); they are not folded."""
     from tensorflow.core.protobuf import config_pb2, meta_graph_pb2, rewriter_config_pb2
-    from tensorflow.python.framework import op_def_registry
     from tensorflow.python.grappler import tf_optimizer
 
-    def stateful(node):
-        op_def = op_def_registry.get(node.op)
-        return op_def is None or op_def.is_stateful
-
-    keep = set(outputs) | {n.name for n in graph_def.node if n.op == "Placeholder" or stateful(n)}
+    keep = set(outputs) | {n.name for n in graph_def.node if n.op == "Placeholder" or runs_unread(n.op)}
 
     meta = meta_graph_pb2.MetaGraphDef()
     meta.graph_def.CopyFrom(graph_def)
