@@ -1,6 +1,7 @@
-"""Sum / Prod / Max / Min / Mean / Any / All over the last axis of a [rows, n] view.
+"""Sum / Prod / Max / Min / Mean / Any / All over the last axis of a [rows, n] view, and float
+Sum / Prod / Mean over any axes in TF's order (``float_*_as_tf``).
 
-The lowering transposes the reduced axes to the end, so every reduction is a row reduction here.
+For the row reductions the lowering transposes the reduced axes to the end.
 Integers wrap as TF's do (the accumulator keeps the input's dtype). Max/Min propagate NaN as TF's
 CPU kernels do.
 
@@ -10,15 +11,40 @@ TF's Eigen reduction (InnerMostDimReducer with the AVX packets of TF's x86-64 wh
 accumulators, which are then added into the first; the remaining whole packets go to the
 first; the leftover scalars are summed apart; the result is those scalars plus the first
 accumulator's lanes, added halves to halves. Rows longer than ``lanes * EIGEN_LEAF`` (where
-Eigen splits a row into a tree at packet-aligned points of the whole tensor) and other
-reductions add left to right, which differs from TF's order in the last bits (a float
-reduction's stated tolerance).
+Eigen splits a row into a tree at packet-aligned points of the whole tensor) and reductions
+over axes alternating with kept ones more than TF's fixed views allow add left to right, which
+differs from TF's order in the last bits (a float reduction's stated tolerance).
+
+A reduction that keeps the innermost axis (TF views it as [outer, n, inner] and reduces the
+middle, or as [n, inner] and reduces the first) goes another way (Eigen's InnerMostDimPreserver):
+an output in a packet that lies within one run of ``inner`` outputs adds its n terms from +0.0, in
+4 packet accumulators taking every fourth term when n >= 16 (the first then adds the other three
+in turn and the terms left over); any other output adds from +0.0 left to right. ``_preserving``
+and pooled_gather.py's pool_rows follow it; ``float_*_as_tf`` pick the order from TF's own view
+of the reduction (``tf_view``), which depends on the sizes, not only on the axes.
 """
+import platform
+
 import numpy as np
 from numba import njit
 
 
 EIGEN_LEAF = 1024  # Eigen's LeafSize for float and double: longer rows are split into a tree
+EIGEN_UNROLL = 16  # Eigen's InnerMostDimPreserver spreads a reduced axis this long over 4 packets
+# Bytes of the AVX packets TF's x86-64 wheels reduce floats with; 0 elsewhere (order unmeasured:
+# left to right, within the stated tolerance).
+PACKET_BYTES = 32 if platform.machine().lower() in ("x86_64", "amd64") else 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def in_whole_packet(o, n_out, inner, lanes):
+    """Whether TF computes output ``o`` (flat index, of ``n_out``) of a reduction that keeps its
+    ``inner`` innermost outputs together as part of a packet, in the 4-accumulator order (module
+    doc). Packets start at multiples of ``lanes``: TF's executor aligns its blocks to them."""
+    if lanes == 0:
+        return False
+    p = o - o % lanes
+    return p + lanes <= n_out and p % inner + lanes <= inner
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -81,6 +107,124 @@ def reduce_sum(x, lanes):
 def reduce_prod(x, lanes):
     """Row products, in the order reduce_sum adds (integers wrap: any order gives their bits)."""
     return _rows(x, lanes, True)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _preserving(x, lanes, prod):
+    """[outer, n, inner] -> [outer, inner], reduced over the middle axis in TF's order (module doc)."""
+    outer, n, inner = x.shape
+    identity = 1 if prod else 0
+    out = np.empty((outer, inner), x.dtype)
+    acc = np.empty((4, inner), x.dtype)
+    start = np.full(1, identity, x.dtype)[0]
+    unrolled = (n // 4) * 4 if n >= EIGEN_UNROLL and lanes > 0 else 0
+    for i in range(outer):
+        acc[:] = identity
+        for j in range(0, unrolled, 4):
+            for a in range(4):
+                for c in range(inner):
+                    acc[a, c] = _combine(acc[a, c], x[i, j + a, c], prod)
+        for a in range(1, 4 if unrolled else 1):
+            for c in range(inner):
+                acc[0, c] = _combine(acc[0, c], acc[a, c], prod)
+        for j in range(unrolled, n):
+            for c in range(inner):
+                acc[0, c] = _combine(acc[0, c], x[i, j, c], prod)
+        for c in range(inner):
+            out[i, c] = acc[0, c]
+            if unrolled and not in_whole_packet(i * inner + c, outer * inner, inner, lanes):
+                s = start
+                for j in range(n):
+                    s = _combine(s, x[i, j, c], prod)
+                out[i, c] = s
+    return out
+
+
+@njit(cache=True, nogil=True)
+def tf_view(shape, mask):
+    """How TF's CPU kernel views a reduction of ``shape`` over the axes in bit ``mask``
+    (ReductionHelper): the sizes of its alternating runs of kept and reduced axes, and whether
+    the first run is reduced. Leading size-1 axes are skipped, others join the run before them."""
+    n = len(shape)
+    sizes = np.ones(max(n, 1), np.int64)
+    d = 0
+    while d < n and shape[d] == 1:
+        d += 1
+    if d == n:
+        return sizes[:0], True
+    prev = (mask >> d) & 1 == 1
+    first = prev
+    count = 1
+    sizes[0] = shape[d]
+    for e in range(d + 1, n):
+        flag = prev if shape[e] == 1 else (mask >> e) & 1 == 1
+        if flag == prev:
+            sizes[count - 1] *= shape[e]
+        else:
+            sizes[count] = shape[e]
+            count += 1
+        prev = flag
+    return sizes[:count], first
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _as_tf(x, mask, lanes, prod):
+    """Float sums (``prod``: products) of the C-contiguous ``x`` over the axes in bit ``mask``,
+    flat in the output's order, reduced as TF's CPU kernel views it (tf_view): a copy, rows, the
+    whole tensor as one row, or a middle / first axis in the preserving order (module doc), or the
+    first and last runs one coefficient at a time. The lowering sends nothing with more runs."""
+    identity = 1 if prod else 0
+    start = np.full(1, identity, x.dtype)[0]
+    kept = 1
+    for d in range(len(x.shape)):
+        if not (mask >> d) & 1:
+            kept *= x.shape[d]
+    if x.size == 0:
+        return np.full(kept, start, x.dtype)
+    runs, first = tf_view(x.shape, mask)
+    flat = x.reshape(x.size)
+    if runs.shape[0] == 0 or (runs.shape[0] == 1 and not first):  # only size-1 axes reduced
+        return flat.copy()
+    if runs.shape[0] == 1:
+        return _rows(flat.reshape((1, flat.size)), lanes, prod)
+    if runs.shape[0] == 2 and first:
+        return _preserving(flat.reshape((1, runs[0], runs[1])), lanes, prod).reshape(runs[1])
+    if runs.shape[0] == 2:
+        return _rows(flat.reshape((runs[0], runs[1])), lanes, prod)
+    if not first:
+        return _preserving(flat.reshape((runs[0], runs[1], runs[2])), lanes, prod).reshape(runs[0] * runs[2])
+    # Eigen's generic reducer: the last reduced axis outermost, one coefficient at a time
+    x3 = flat.reshape((runs[0], runs[1], runs[2]))
+    out = np.empty(runs[1], x.dtype)
+    for j in range(runs[1]):
+        s = start
+        for c in range(runs[2]):
+            for i in range(runs[0]):
+                s = _combine(s, x3[i, j, c], prod)
+        out[j] = s
+    return out
+
+
+@njit(cache=True, nogil=True)
+def float_sum_as_tf(x, mask, lanes):
+    """Sums of the float ``x`` over the axes in bit ``mask``, flat, in TF's order (_as_tf)."""
+    return _as_tf(x, mask, lanes, False)
+
+
+@njit(cache=True, nogil=True)
+def float_prod_as_tf(x, mask, lanes):
+    return _as_tf(x, mask, lanes, True)
+
+
+@njit(cache=True, nogil=True)
+def float_mean_as_tf(x, mask, lanes):
+    """float_sum_as_tf divided once by the terms each output has (NaN where none: TF's 0/0)."""
+    sums = _as_tf(x, mask, lanes, False)
+    n = x.size // sums.size if sums.size > 0 else 0
+    out = np.empty_like(sums)
+    for i in range(sums.shape[0]):
+        out[i] = sums[i] / n if n > 0 else np.nan
+    return out
 
 
 @njit(cache=True, nogil=True)

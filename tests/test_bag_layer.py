@@ -308,14 +308,14 @@ def test_numeric_columns_among_the_bags_are_copied_into_the_layer(rng):
                                           f"[{rows},1] vs. shape[1] = [{rows + 1},3]"]
 
 
-def _keras_pooled_model(buckets, table_rows):
-    """Keras's way: per column Hashing(num_bins) -> Embedding(rows, 4) -> mean over the row's k
-    strings (the "" padding hashes like any string), concatenated."""
+def _keras_pooled_model(buckets, table_rows, dims=None):
+    """Keras's way: per column Hashing(num_bins) -> Embedding(rows, dim: 4 unless ``dims``) ->
+    mean over the row's k strings (the "" padding hashes like any string), concatenated."""
     import tf_keras
     layers = tf_keras.layers
     module = tf.Module()
     module.hashing = [layers.Hashing(num_bins=b) for b in buckets]
-    module.embeddings = [layers.Embedding(r, 4) for r in table_rows]
+    module.embeddings = [layers.Embedding(r, d) for r, d in zip(table_rows, dims or [4] * len(table_rows))]
 
     def serve(*strings):
         return {"x": tf.concat([tf.reduce_mean(e(h(s)), axis=1)
@@ -353,6 +353,17 @@ def test_keras_pooled_embeddings_of_hashed_strings_are_layer_columns(rng):
     args = [_strings(rng, 4, 2), _strings(rng, 4, 2), _strings(rng, 3, 2)]
     assert _concat_or_gather_error(optimized, args) == _concat_or_gather_error(module.serve, args) == [
         "ConcatOp : Dimension 0 in both shapes must be equal: shape[0] = [4,4] vs. shape[2] = [3,4]"]
+
+
+def test_long_pools_of_odd_widths_match_tf_in_every_block(rng):
+    """Pools of 16 strings or more add in Eigen's 4-accumulator order only where an output lies in
+    a whole packet, which for widths that are not a multiple of the packet depends on the row's
+    place in the whole batch: blocks filled on other threads must know it (kernels/pooled_gather.py)."""
+    module = _keras_pooled_model((50, 70, 20), (50, 70, 20), dims=(1, 5, 16))
+    optimized = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
+    for rows, k in ((1, 16), (3, 20), (700, 17)):
+        args = [_strings(rng, rows, k), _strings(rng, rows, 2 * k), _strings(rng, rows, k)]
+        np.testing.assert_array_equal(optimized(*args)["x"].numpy(), module.serve(*args)["x"].numpy())
 
 
 def test_a_pooled_column_whose_buckets_miss_its_table_fails_as_in_tf(rng):

@@ -1,5 +1,6 @@
 """kernels/pooled_gather.py against TF's own Mean/Sum(Gather(table, ids), axis=1), bit for bit
-(the kernel adds in TF's order), and TF's gather errors for ids outside the table."""
+(the kernel adds in TF's order, long pools and odd widths included), and TF's gather errors for
+ids outside the table."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -29,6 +30,20 @@ def test_matches_tf(rng, mean, dtype, shape):
     table[3, :4] = [np.nan, np.inf, -0.0, 1e-30]
     ids = rng.integers(0, 50, shape).astype(rng.choice([np.int32, np.int64]))
     assert_matches_tf(*run_kernel(pooled_gather, table, ids, mean, STRICT), *tf_pooled(table, ids, mean))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("width", [1, 3, 8, 10, 16])
+def test_long_pools_and_narrow_tables_add_in_tfs_order(rng, dtype, width):
+    """From k = 16 on TF's reduction over the middle axis adds every fourth row into one of 4
+    packet accumulators, but only for outputs inside whole packets (odd widths mix both orders,
+    depending on the row); a table of width 1 is reduced as rows of k. Values of mixed scales, so
+    that any other order shows in the last bits."""
+    table = (rng.standard_normal((50, width)) * 10.0 ** rng.uniform(-3, 3, (50, width))).astype(dtype)
+    for rows, k in ((1, 16), (2, 17), (7, 20), (40, 33), (9, 15), (5, 64), (3, 2)):
+        ids = rng.integers(0, 50, (rows, k))
+        for mean in (0, 1):
+            assert_matches_tf(*run_kernel(pooled_gather, table, ids, mean, STRICT), *tf_pooled(table, ids, mean))
 
 
 @pytest.mark.parametrize("bad", [50, -1, np.iinfo(np.int64).max, np.iinfo(np.int64).min])

@@ -1,15 +1,16 @@
 """Sum / Prod / Max / Min / Mean / Any / All over constant axes (keep_dims or not).
 
-The reduced axes move to the end (a transpose, skipped when they already are), the input is
-viewed as [kept, reduced] and kernels/reduce.py reduces each row. Axes out of range or repeated
-leave the node to TF, which raises its own error at run time."""
-import platform
-
+Float Sum / Prod / Mean go to kernels/reduce.py's ``float_*_as_tf``, which reduce in TF's order
+for the view TF's kernel takes at run time. Otherwise (integers, booleans, extremes, and axes
+alternating with kept ones more than twice) the reduced axes move to the end (a transpose,
+skipped when they already are), the input is viewed as [kept, reduced] and each row is reduced.
+Axes out of range or repeated leave the node to TF, which raises its own error at run time."""
 import numpy as np
 
 from ..dtypes import MAIN_NUMERIC
 from ..registry import Lowering, lowering
 from ._common import const_input, const_value, numeric_only
+from ...kernels.reduce import PACKET_BYTES
 
 _KERNEL = {"Sum": "reduce_sum", "Prod": "reduce_prod", "Max": "reduce_max", "Min": "reduce_min",
            "Mean": "reduce_mean", "Any": "reduce_any", "All": "reduce_all"}
@@ -27,7 +28,13 @@ def _axes(node, graph):
 
 # Lanes of the AVX packets TF's x86-64 wheels sum and multiply with (kernels/reduce.py), by dtype.
 # Elsewhere (another packet width, unmeasured) rows reduce left to right, within the stated tolerance.
-EIGEN_LANES = {"float32": 8, "float64": 4} if platform.machine().lower() in ("x86_64", "amd64") else {}
+EIGEN_LANES = {"float32": PACKET_BYTES // 4, "float64": PACKET_BYTES // 8} if PACKET_BYTES else {}
+
+
+def _runs(reduced, rank) -> int:
+    """Alternating runs of reduced and kept axes (TF's view has at most this many)."""
+    flags = [d in reduced for d in range(rank)]
+    return sum(1 for d in range(rank) if d == 0 or flags[d] != flags[d - 1])
 
 
 def _extra(op, dtype, lanes):
@@ -65,6 +72,17 @@ class ReduceLowering(Lowering):
         values = axes_in.const.ravel().tolist()
         reduced = sorted({a + rank if a < 0 else a for a in values} & set(range(rank)))
         kept = [d for d in range(rank) if d not in reduced]
+        keep_dims = node.attrs.get("keep_dims", False)
+        dims = [("1" if d in reduced else f"{x.var}.shape[{d}]") for d in range(rank)
+                if keep_dims or d not in reduced]
+        out = em.tmp()
+        lanes = EIGEN_LANES.get(x.dtype, 0)
+        if node.op in ("Sum", "Prod", "Mean") and lanes and _runs(reduced, rank) <= 3:
+            mask = sum(1 << d for d in reduced)
+            kernel = em.kernel("reduce", f"float_{node.op.lower()}_as_tf")
+            em.line(f"{out} = {kernel}(np.ascontiguousarray({x.var}), np.int64({mask}), {lanes})"
+                    f".reshape(({', '.join(dims) or '1'},))")
+            return [out]
         perm = kept + reduced
         view = em.tmp()
         if perm != list(range(rank)):
@@ -72,14 +90,9 @@ class ReduceLowering(Lowering):
         else:
             em.line(f"{view} = np.ascontiguousarray({x.var})")
         size = lambda dims: " * ".join(f"{x.var}.shape[{d}]" for d in dims) or "1"
-        # TF sums and multiplies over a tensor's innermost axes (other axes kept) in Eigen's packet order
-        innermost = kept and reduced == list(range(len(kept), rank))
-        lanes = EIGEN_LANES.get(x.dtype, 0) if innermost else 0
+        # Integers: any order gives TF's bits. Float sums here alternate axes more than TF's
+        # fixed views do (TF transposes them too): left to right, within the stated tolerance.
         rows = em.tmp()
-        em.line(f"{rows} = {em.kernel('reduce', _KERNEL[node.op])}({view}.reshape(({size(kept)}, {size(reduced)})){_extra(node.op, x.dtype, lanes)})")
-        keep_dims = node.attrs.get("keep_dims", False)
-        dims = [("1" if d in reduced else f"{x.var}.shape[{d}]") for d in range(rank)
-                if keep_dims or d not in reduced]
-        out = em.tmp()
+        em.line(f"{rows} = {em.kernel('reduce', _KERNEL[node.op])}({view}.reshape(({size(kept)}, {size(reduced)})){_extra(node.op, x.dtype, 0)})")
         em.line(f"{out} = {rows}.reshape(({', '.join(dims) or '1'},))")
         return [out]
