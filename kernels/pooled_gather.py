@@ -58,46 +58,93 @@ def pool_rows(table, ids, mean, out, first_row, total_rows):
         for r in range(rows):
             out[r, 0] = sums[r] / k if mean else sums[r]
         return
-    unrolled = (k // 4) * 4 if k >= EIGEN_UNROLL and lanes > 0 else 0
-    acc = np.empty((4, width), table.dtype)
+    if k >= EIGEN_UNROLL and lanes > 0:
+        _pool_unrolled(table, ids, mean, out, first_row, total_rows, lanes)
+    else:
+        _pool_in_order(table, ids, mean, out)
+
+
+@njit(cache=True, nogil=True, inline="always")  # once a row: a call would take references
+def _prefetch_rows(table, ids, r):
+    for j in range(ids.shape[1]):
+        prefetch_row(table, ids[r, j])
+
+
+@njit(cache=True, nogil=True)
+def _pool_in_order(table, ids, mean, out):
+    """pool_rows for k < 16: each row's terms added in k order from +0.0."""
+    rows, k = ids.shape
+    width = table.shape[1]
+    acc = np.empty(width, table.dtype)
     zero = np.zeros(1, table.dtype)[0]
     ahead = max(PREFETCH_IDS // k, 1)  # in output rows
     for r in range(min(ahead, rows)):
-        for j in range(k):
-            prefetch_row(table, ids[r, j])
+        _prefetch_rows(table, ids, r)
     for r in range(rows):  # plain 2-D indexing: row views would cost reference counting per row
         if r + ahead < rows:
-            for j in range(k):
-                prefetch_row(table, ids[r + ahead, j])
+            _prefetch_rows(table, ids, r + ahead)
+        t = ids[r, 0]
         if k == 1:  # TF reduces nothing over a size-1 axis: a copy, -0.0 stays -0.0
-            t = ids[r, 0]
             for c in range(width):
                 out[r, c] = table[t, c]
             continue
-        for a in range(4 if unrolled else 1):
+        for c in range(width):
+            acc[c] = zero + table[t, c]  # TF adds from +0.0
+        for j in range(1, k):
+            t = ids[r, j]
             for c in range(width):
-                acc[a, c] = zero  # TF adds from +0.0
+                acc[c] += table[t, c]
+        if mean:
+            for c in range(width):
+                acc[c] = acc[c] / k
+        for c in range(width):
+            out[r, c] = acc[c]
+
+
+@njit(cache=True, nogil=True)
+def _pool_unrolled(table, ids, mean, out, first_row, total_rows, lanes):
+    """pool_rows for k >= 16: every fourth term into one of 4 accumulators, added into the first,
+    then the terms left over, where TF computes the output in a whole packet; else in k order."""
+    rows, k = ids.shape
+    width = table.shape[1]
+    unrolled = (k // 4) * 4
+    acc = np.empty(width, table.dtype)
+    acc1 = np.empty(width, table.dtype)
+    acc2 = np.empty(width, table.dtype)
+    acc3 = np.empty(width, table.dtype)
+    zero = np.zeros(1, table.dtype)[0]
+    for r in range(rows):
+        if r + 1 < rows:
+            _prefetch_rows(table, ids, r + 1)
+        for c in range(width):
+            acc[c] = zero  # TF adds from +0.0
+            acc1[c] = zero
+            acc2[c] = zero
+            acc3[c] = zero
         for j in range(0, unrolled, 4):
-            for a in range(4):
-                t = ids[r, j + a]
-                for c in range(width):
-                    acc[a, c] += table[t, c]
-        for a in range(1, 4 if unrolled else 1):
+            t0, t1, t2, t3 = ids[r, j], ids[r, j + 1], ids[r, j + 2], ids[r, j + 3]
             for c in range(width):
-                acc[0, c] += acc[a, c]
+                acc[c] += table[t0, c]
+                acc1[c] += table[t1, c]
+                acc2[c] += table[t2, c]
+                acc3[c] += table[t3, c]
+        for c in range(width):
+            acc[c] += acc1[c]
+            acc[c] += acc2[c]
+            acc[c] += acc3[c]
         for j in range(unrolled, k):
             t = ids[r, j]
             for c in range(width):
-                acc[0, c] += table[t, c]
-        if unrolled:  # outputs Eigen computes one at a time add left to right
+                acc[c] += table[t, c]
+        if width % lanes:  # some outputs straddle packets: TF computes them one at a time
             for c in range(width):
                 if not in_whole_packet((first_row + r) * width + c, total_rows * width, width, lanes):
                     s = zero
                     for j in range(k):
                         s += table[ids[r, j], c]
-                    acc[0, c] = s
+                    acc[c] = s
         if mean:
             for c in range(width):
-                acc[0, c] = acc[0, c] / k
+                acc[c] = acc[c] / k
         for c in range(width):
-            out[r, c] = acc[0, c]
+            out[r, c] = acc[c]
