@@ -168,21 +168,21 @@ def tf_view(shape, mask):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _as_tf(x, mask, lanes, prod):
-    """Float sums (``prod``: products) of the C-contiguous ``x`` over the axes in bit ``mask``,
-    flat in the output's order, reduced as TF's CPU kernel views it (tf_view): a copy, rows, the
-    whole tensor as one row, or a middle / first axis in the preserving order (module doc), or the
-    first and last runs one coefficient at a time. The lowering sends nothing with more runs."""
+def _as_tf(flat, shape, mask, lanes, prod):
+    """Float sums (``prod``: products) of a C-contiguous tensor, given as ``flat`` and its
+    ``shape`` (int64: one compiled kernel for every rank), over the axes in bit ``mask``, flat in
+    the output's order, reduced as TF's CPU kernel views it (tf_view): a copy, rows, the whole
+    tensor as one row, a middle / first axis in the preserving order (module doc), or the first
+    and last runs one coefficient at a time. The lowering sends nothing with more runs."""
     identity = 1 if prod else 0
-    start = np.full(1, identity, x.dtype)[0]
+    start = np.full(1, identity, flat.dtype)[0]
     kept = 1
-    for d in range(len(x.shape)):
+    for d in range(shape.shape[0]):
         if not (mask >> d) & 1:
-            kept *= x.shape[d]
-    if x.size == 0:
-        return np.full(kept, start, x.dtype)
-    runs, first = tf_view(x.shape, mask)
-    flat = x.reshape(x.size)
+            kept *= shape[d]
+    if flat.size == 0:
+        return np.full(kept, start, flat.dtype)
+    runs, first = tf_view(shape, mask)
     if runs.shape[0] == 0 or (runs.shape[0] == 1 and not first):  # only size-1 axes reduced
         return flat.copy()
     if runs.shape[0] == 1:
@@ -195,7 +195,7 @@ def _as_tf(x, mask, lanes, prod):
         return _preserving(flat.reshape((runs[0], runs[1], runs[2])), lanes, prod).reshape(runs[0] * runs[2])
     # Eigen's generic reducer: the last reduced axis outermost, one coefficient at a time
     x3 = flat.reshape((runs[0], runs[1], runs[2]))
-    out = np.empty(runs[1], x.dtype)
+    out = np.empty(runs[1], flat.dtype)
     for j in range(runs[1]):
         s = start
         for c in range(runs[2]):
@@ -206,21 +206,22 @@ def _as_tf(x, mask, lanes, prod):
 
 
 @njit(cache=True, nogil=True)
-def float_sum_as_tf(x, mask, lanes):
-    """Sums of the float ``x`` over the axes in bit ``mask``, flat, in TF's order (_as_tf)."""
-    return _as_tf(x, mask, lanes, False)
+def float_sum_as_tf(flat, shape, mask, lanes):
+    """Sums of a float tensor (``flat``, ``shape``) over the axes in bit ``mask``, flat, in TF's
+    order (_as_tf)."""
+    return _as_tf(flat, shape, mask, lanes, False)
 
 
 @njit(cache=True, nogil=True)
-def float_prod_as_tf(x, mask, lanes):
-    return _as_tf(x, mask, lanes, True)
+def float_prod_as_tf(flat, shape, mask, lanes):
+    return _as_tf(flat, shape, mask, lanes, True)
 
 
 @njit(cache=True, nogil=True)
-def float_mean_as_tf(x, mask, lanes):
+def float_mean_as_tf(flat, shape, mask, lanes):
     """float_sum_as_tf divided once by the terms each output has (NaN where none: TF's 0/0)."""
-    sums = _as_tf(x, mask, lanes, False)
-    n = x.size // sums.size if sums.size > 0 else 0
+    sums = float_sum_as_tf(flat, shape, mask, lanes)
+    n = flat.size // sums.size if sums.size > 0 else 0
     out = np.empty_like(sums)
     for i in range(sums.shape[0]):
         out[i] = sums[i] / n if n > 0 else np.nan

@@ -80,7 +80,8 @@ class ReduceLowering(Lowering):
         if node.op in ("Sum", "Prod", "Mean") and lanes and _runs(reduced, rank) <= 3:
             mask = sum(1 << d for d in reduced)
             kernel = em.kernel("reduce", f"float_{node.op.lower()}_as_tf")
-            em.line(f"{out} = {kernel}(np.ascontiguousarray({x.var}), np.int64({mask}), {lanes})"
+            em.line(f"{out} = {kernel}(np.ascontiguousarray({x.var}).reshape({x.var}.size), "
+                    f"np.array({x.var}.shape, np.int64), np.int64({mask}), {lanes})"
                     f".reshape(({', '.join(dims) or '1'},))")
             return [out]
         perm = kept + reduced
