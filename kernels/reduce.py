@@ -228,6 +228,18 @@ def float_mean_as_tf(flat, shape, mask, lanes):
     return out
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _takes(v, acc, is_max):
+    """Whether TF's max (min) reducer replaces ``acc`` by the next term ``v``: a NaN sticks, and
+    on a tie the later term wins (std::max(t, accum) returns t unless t < accum), so of +0.0
+    and -0.0 the later one's sign is kept."""
+    if acc != acc:
+        return False
+    if v != v:
+        return True
+    return not (v < acc) if is_max else not (acc < v)
+
+
 @njit(cache=True, nogil=True)
 def _extreme(x, start, is_max):
     out = np.full(x.shape[0], start, x.dtype)
@@ -235,10 +247,8 @@ def _extreme(x, start, is_max):
         acc = out[i]
         for j in range(x.shape[1]):
             v = x[i, j]
-            if (v > acc if is_max else v < acc) or v != v:  # NaN sticks: nothing beats it
+            if _takes(v, acc, is_max):
                 acc = v
-            if acc != acc:
-                break
         out[i] = acc
     return out
 
@@ -252,6 +262,31 @@ def reduce_max(x, lowest):
 @njit(cache=True, nogil=True)
 def reduce_min(x, highest):
     return _extreme(x, highest, False)
+
+
+@njit(cache=True, nogil=True)
+def _extreme_middle(x, start, is_max):
+    """[outer, n, inner] -> [outer, inner] over the middle axis, terms in the same order as
+    _extreme's rows (no transposed copy: the reduce lowering's one_hot + max at 4,096 rows spent
+    most of its time copying)."""
+    outer, n, inner = x.shape
+    out = np.full((outer, inner), start, x.dtype)
+    for i in range(outer):
+        for j in range(n):
+            for c in range(inner):
+                if _takes(x[i, j, c], out[i, c], is_max):
+                    out[i, c] = x[i, j, c]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def reduce_max_middle(x, lowest):
+    return _extreme_middle(x, lowest, True)
+
+
+@njit(cache=True, nogil=True)
+def reduce_min_middle(x, highest):
+    return _extreme_middle(x, highest, False)
 
 
 @njit(cache=True, nogil=True)

@@ -144,6 +144,34 @@ def test_float_reductions_over_any_axes_go_in_tfs_order(rng, dtype):
                         np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
 
 
+@pytest.mark.parametrize("op", ["Max", "Min"])
+def test_extremes_keep_the_later_of_tied_zeros_as_tf(op):
+    """TF's reducers return the later term on a tie (std::max(t, accum)): the sign of a zero
+    result is the later zero's. Rows shorter than a packet, where TF goes term by term."""
+    for row in ([0.0, -0.0], [-0.0, 0.0], [0.0, 0.0, 0.0, -0.0], [-1.0, 0.0, -0.0], [1.0, -0.0, 0.0, 2.0]):
+        x = np.array([row], np.float32)
+        want, got = tf_reduce(op, x), kernel_reduce(op, x)
+        np.testing.assert_array_equal(np.signbit(got), np.signbit(want), err_msg=str(row))
+        np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int64])
+@pytest.mark.parametrize("op", ["Max", "Min"])
+def test_extremes_over_a_middle_axis_match_tf(rng, op, dtype):
+    kernel = k.reduce_max_middle if op == "Max" else k.reduce_min_middle
+    for shape in ((3, 5, 7), (1, 20, 16), (4, 0, 3), (2, 17, 1), (0, 3, 2)):
+        if dtype == np.int64:
+            x = rng.integers(-9, 9, shape).astype(dtype)
+            bound = np.iinfo(dtype).min if op == "Max" else np.iinfo(dtype).max
+        else:
+            x = rng.standard_normal(shape).astype(dtype)
+            if x.size:
+                x.flat[rng.integers(0, x.size, 2)] = np.nan
+            bound = -np.inf if op == "Max" else np.inf
+        want = getattr(tf.raw_ops, op)(input=tf.constant(x), axis=[1]).numpy()
+        np.testing.assert_array_equal(kernel(x, dtype(bound)), want, err_msg=str(shape))
+
+
 R = tf.raw_ops
 
 

@@ -84,6 +84,14 @@ class ReduceLowering(Lowering):
                     f"np.array({x.var}.shape, np.int64), np.int64({mask}), {lanes})"
                     f".reshape(({', '.join(dims) or '1'},))")
             return [out]
+        if node.op in ("Max", "Min") and 0 < len(reduced) and reduced == list(range(reduced[0], reduced[-1] + 1)) \
+                and reduced[-1] < rank - 1:  # one block of axes before kept ones: no transposed copy
+            size = lambda dims: " * ".join(f"{x.var}.shape[{d}]" for d in dims) or "1"
+            before, after = range(reduced[0]), range(reduced[-1] + 1, rank)
+            kernel = em.kernel("reduce", f"reduce_{node.op.lower()}_middle")
+            em.line(f"{out} = {kernel}(np.ascontiguousarray({x.var}).reshape(({size(before)}, {size(reduced)}, "
+                    f"{size(after)})){_extra(node.op, x.dtype, 0)}).reshape(({', '.join(dims) or '1'},))")
+            return [out]
         perm = kept + reduced
         view = em.tmp()
         if perm != list(range(rank)):
