@@ -132,7 +132,8 @@ def _preserving(x, lanes, prod):
                 acc[0, c] = _combine(acc[0, c], x[i, j, c], prod)
         for c in range(inner):
             out[i, c] = acc[0, c]
-            if unrolled and not in_whole_packet(i * inner + c, outer * inner, inner, lanes):
+            # widths that fill packets have every output in one: no modulo per output
+            if unrolled and inner % lanes and not in_whole_packet(i * inner + c, outer * inner, inner, lanes):
                 s = start
                 for j in range(n):
                     s = _combine(s, x[i, j, c], prod)

@@ -75,22 +75,22 @@ class ReduceLowering(Lowering):
         keep_dims = node.attrs.get("keep_dims", False)
         dims = [("1" if d in reduced else f"{x.var}.shape[{d}]") for d in range(rank)
                 if keep_dims or d not in reduced]
-        out = em.tmp()
+        out, out_shape = em.tmp(), ", ".join(dims) or "1"
+        size = lambda dims: " * ".join(f"{x.var}.shape[{d}]" for d in dims) or "1"
         lanes = EIGEN_LANES.get(x.dtype, 0)
         if node.op in ("Sum", "Prod", "Mean") and lanes and _runs(reduced, rank) <= 3:
             mask = sum(1 << d for d in reduced)
             kernel = em.kernel("reduce", f"float_{node.op.lower()}_as_tf")
             em.line(f"{out} = {kernel}(np.ascontiguousarray({x.var}).reshape({x.var}.size), "
                     f"np.array({x.var}.shape, np.int64), np.int64({mask}), {lanes})"
-                    f".reshape(({', '.join(dims) or '1'},))")
+                    f".reshape(({out_shape},))")
             return [out]
         if node.op in ("Max", "Min") and 0 < len(reduced) and reduced == list(range(reduced[0], reduced[-1] + 1)) \
                 and reduced[-1] < rank - 1:  # one block of axes before kept ones: no transposed copy
-            size = lambda dims: " * ".join(f"{x.var}.shape[{d}]" for d in dims) or "1"
             before, after = range(reduced[0]), range(reduced[-1] + 1, rank)
             kernel = em.kernel("reduce", f"reduce_{node.op.lower()}_middle")
             em.line(f"{out} = {kernel}(np.ascontiguousarray({x.var}).reshape(({size(before)}, {size(reduced)}, "
-                    f"{size(after)})){_extra(node.op, x.dtype, 0)}).reshape(({', '.join(dims) or '1'},))")
+                    f"{size(after)})){_extra(node.op, x.dtype, 0)}).reshape(({out_shape},))")
             return [out]
         perm = kept + reduced
         view = em.tmp()
@@ -98,10 +98,9 @@ class ReduceLowering(Lowering):
             em.line(f"{view} = np.ascontiguousarray({x.var}.transpose(({', '.join(map(str, perm))},)))")
         else:
             em.line(f"{view} = np.ascontiguousarray({x.var})")
-        size = lambda dims: " * ".join(f"{x.var}.shape[{d}]" for d in dims) or "1"
         # Integers: any order gives TF's bits. Float sums here alternate axes more than TF's
         # fixed views do (TF transposes them too): left to right, within the stated tolerance.
         rows = em.tmp()
         em.line(f"{rows} = {em.kernel('reduce', _KERNEL[node.op])}({view}.reshape(({size(kept)}, {size(reduced)})){_extra(node.op, x.dtype, 0)})")
-        em.line(f"{out} = {rows}.reshape(({', '.join(dims) or '1'},))")
+        em.line(f"{out} = {rows}.reshape(({out_shape},))")
         return [out]
