@@ -19,7 +19,7 @@ from numba import njit
 from .errors import INT64_MAX, set_error
 from .farmhash import fingerprint64
 from .siphash import siphash24
-from .strings import new_tstrings, string_at
+from .strings import new_tstrings, string_at, string_at_outlined
 
 _KMUL = np.uint64(0xC6A4A7935BD1E995)
 _47 = np.uint64(47)
@@ -198,12 +198,6 @@ def cross_hashed(features, counts, starts, batch, num_buckets, hash_key, from_fi
 
 
 @njit(cache=True, nogil=True)
-def _string(tstrings, i):
-    """string_at, not inlined: a second inlined copy in one function trips Numba's SSA checks."""
-    return string_at(tstrings, tstrings[:0], i)
-
-
-@njit(cache=True, nogil=True)
 def cross_strings(ids, tstrings, counts, starts, batch, sep, err):
     """SparseCross without hashing and SparseCrossV2: each cross is its features' bytes joined by
     ``sep`` (TF's StrJoin). Column c's features are the strings ``ids[c]`` picks in ``tstrings[c]``
@@ -212,7 +206,7 @@ def cross_strings(ids, tstrings, counts, starts, batch, sep, err):
     ncol = len(ids)
     out_start, widest = _layout(counts, batch)
     total = out_start[batch]
-    sep_buf, sep_at, sep_len = _string(sep, 0)
+    sep_buf, sep_at, sep_len = string_at_outlined(sep, sep[:0], 0)
     lengths = np.empty(total, np.int64)
     perm = np.zeros(ncol, np.int64)
     for b in range(batch):  # first the lengths, so the output is allocated once
@@ -220,7 +214,7 @@ def cross_strings(ids, tstrings, counts, starts, batch, sep, err):
         for j in range(out_start[b + 1] - out_start[b]):
             size = sep_len * (ncol - 1)
             for c in range(ncol):
-                _, _, n = _string(tstrings[c], ids[c][starts[c][b] + perm[c]])
+                _, _, n = string_at_outlined(tstrings[c], tstrings[c][:0], ids[c][starts[c][b] + perm[c]])
                 size += n
             lengths[out_start[b] + j] = size
             _next_combination(perm, counts, b)
@@ -235,7 +229,7 @@ def cross_strings(ids, tstrings, counts, starts, batch, sep, err):
                 if c > 0:
                     out[at:at + sep_len] = sep_buf[sep_at:sep_at + sep_len]
                     at += sep_len
-                buf, start, n = _string(tstrings[c], ids[c][starts[c][b] + perm[c]])
+                buf, start, n = string_at_outlined(tstrings[c], tstrings[c][:0], ids[c][starts[c][b] + perm[c]])
                 out[at:at + n] = buf[start:start + n]
                 at += n
             _next_combination(perm, counts, b)

@@ -101,6 +101,12 @@ def _string_at_impl(offsets, data, i):
     return pool
 
 
+@njit(cache=True, nogil=True)
+def string_at_outlined(offsets, data, i):
+    """string_at, not inlined: a second inlined copy in one function trips Numba's SSA checks."""
+    return string_at(offsets, data, i)
+
+
 _MAX_OFFSET_SIZE = (1 << 30) - 1  # an OFFSET tstring keeps its size in 30 bits
 
 

@@ -81,6 +81,15 @@ class Emitter:
         """A string result that reorders ``source``'s ids keeps reading ``source``'s pool."""
         self.line(f"{out}_off, {out}_dat = {source.off}, {source.dat}")
 
+    def made_strings(self, tstrings: str, ids: str) -> str:
+        """A string value whose strings a kernel laid out in the tstring buffer ``tstrings``;
+        ``ids`` (an expression) indexes them, in its shape."""
+        out = self.tmp()
+        self.line(f"{out}_off = {tstrings}")
+        self.line(f"{out}_dat = {tstrings}[:0]")
+        self.line(f"{out} = {ids}")
+        return out
+
     def call(self, n_out: int, expr: str, fallible: bool) -> List[str]:
         outs = [self.tmp() for _ in range(n_out)]
         self.line(f"{', '.join(outs)} = {expr}" if outs else expr)

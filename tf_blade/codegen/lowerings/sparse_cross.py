@@ -132,11 +132,7 @@ def _cross_strings(node, ins, em, separator: bytes):
     sep = em.const(tstrings_from_bytes([separator]))
     k = em.kernel("sparse_cross", "cross_strings")
     indices, text, shape = em.call(3, f"{k}({_tup(ids)}, {_tup(pools)}, {_tup(counts)}, {_tup(starts)}, {batch}, {sep}, err)", True)
-    values = em.tmp()
-    em.line(f"{values}_off = {text}")
-    em.line(f"{values}_dat = {text}[:0]")
-    em.line(f"{values} = np.arange({indices}.shape[0])")
-    return [indices, values, shape]
+    return [indices, em.made_strings(text, f"np.arange({indices}.shape[0])"), shape]
 
 
 def _features(value, em):

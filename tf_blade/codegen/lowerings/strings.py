@@ -30,11 +30,7 @@ class AsStringLowering(Lowering):
             flag = FLAGS[node.attrs.get("fill", "")]
             call = f"{em.kernel('as_string', 'as_string_ints')}({flat}, {width}, {flag}, err)"
         (tstrings,) = em.call(1, call, True)
-        out = em.tmp()
-        em.line(f"{out}_off = {tstrings}")
-        em.line(f"{out}_dat = {tstrings}[:0]")
-        em.line(f"{out} = np.arange({x.var}.size).reshape({x.var}.shape)")
-        return [out]
+        return [em.made_strings(tstrings, f"np.arange({x.var}.size).reshape({x.var}.shape)")]
 
 
 @lowering("StringToHashBucketFast")

@@ -1,0 +1,144 @@
+"""StringSplitV2 (``tf.strings.split``): TF's SplitV2, which follows Python's ``str.split``.
+
+With a separator, every occurrence (leftmost first, never overlapping) ends a token, so empty
+tokens are kept and an empty string gives one empty token. Without one (``sep=""``), runs of ASCII
+whitespace (space, \\t \\n \\v \\f \\r) separate tokens and none is empty, except where TF differs from
+Python: after ``maxsplit`` splits the rest of the string is the last token, even when it is empty
+("a b " with maxsplit 2 gives "a", "b", ""). maxsplit 0 gives the whole string; negative means
+no limit.
+
+The tokens come back as VIEW tstrings (kernels/strings.py): a size and a pointer into the input's
+own bytes. No byte is copied, and the tokens live as long as the input, which outlives the call:
+string values never leave a fused op (passes/pipeline.py keeps them inside).
+"""
+import numpy as np
+from numba import njit
+
+from .strings import TSTRING_BYTES, string_at, string_at_outlined
+
+_VIEW = np.uint64(3)  # a tstring's type in its low 2 bits: VIEW is (size << 2 | 3, char* ptr, 0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_space(b):  # absl::ascii_isspace, which TF's str_util uses
+    return b == 32 or (b >= 9 and b <= 13)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _find(buf, pos, end, sep):
+    """The first p in [pos, end) where ``sep`` (not empty) occurs in ``buf``, or -1."""
+    k = sep.shape[0]
+    first = sep[0]
+    if k == 1:  # the usual "|" or ",": no inner loop
+        for p in range(pos, end):
+            if buf[p] == first:
+                return p
+        return -1
+    for p in range(pos, end - k + 1):
+        if buf[p] == first:
+            j = 1
+            while j < k and buf[p + j] == sep[j]:
+                j += 1
+            if j == k:
+                return p
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _split_rows(ids, offsets, data, i, sep, maxsplit, begins, ends, counts, m):
+    """Splits strings i, i + 1, ... while ``begins`` has room for their tokens: token t is the
+    bytes at addresses [begins[t], ends[t]). Returns (the next string, the token count, the room
+    string i needs, or 0 when all are split).
+
+    The caller grows the arrays: reassigning them here, or moving a string's split into an
+    inlined helper taking them, cost Numba reference counting per string (3-5x the split)."""
+    while i < ids.shape[0]:
+        buf, pos, size = string_at(offsets, data, ids[i])
+        if m + size + 1 > begins.shape[0]:  # no string has more than size + 1 tokens
+            return i, m, m + size + 1
+        first = m
+        end = pos + size
+        splits = 0
+        if maxsplit == 0:
+            begins[m] = pos
+            ends[m] = end
+            m += 1
+        elif sep.shape[0] > 0:
+            while splits != maxsplit:
+                p = _find(buf, pos, end, sep)
+                if p < 0:
+                    break
+                begins[m] = pos
+                ends[m] = p
+                m += 1
+                pos = p + sep.shape[0]
+                splits += 1
+            begins[m] = pos  # the rest: after the last separator, or all of it
+            ends[m] = end
+            m += 1
+        else:
+            while pos < end and _is_space(buf[pos]):
+                pos += 1
+            while pos < end:
+                stop = pos
+                while stop < end and not _is_space(buf[stop]):
+                    stop += 1
+                begins[m] = pos
+                ends[m] = stop
+                m += 1
+                pos = stop
+                while pos < end and _is_space(buf[pos]):
+                    pos += 1
+                splits += 1
+                if splits == maxsplit:
+                    begins[m] = pos  # TF's rest, maybe empty
+                    ends[m] = end
+                    m += 1
+                    break
+        base = np.int64(buf.ctypes.data)
+        for t in range(first, m):
+            begins[t] += base
+            ends[t] += base
+        counts[i] = m - first
+        i += 1
+    return i, m, 0
+
+
+@njit(cache=True, nogil=True)
+def _grown(a, need):
+    out = np.empty(max(need, 2 * a.shape[0]), a.dtype)
+    out[:a.shape[0]] = a
+    return out
+
+
+@njit(cache=True, nogil=True)
+def string_split_v2(ids, offsets, data, sep_ids, sep_offsets, sep_data, maxsplit):
+    """StringSplitV2 of the strings ``ids`` (a vector) by the scalar string ``sep_ids[0]``:
+    (indices [M, 2] int64, the M tokens as VIEW tstrings, dense shape [2] int64)."""
+    n = ids.shape[0]
+    sep_buf, sep_start, sep_size = string_at_outlined(sep_offsets, sep_data, sep_ids[0])
+    sep = sep_buf[sep_start:sep_start + sep_size]
+    begins = np.empty(4 * n + 16, np.int64)
+    ends = np.empty(4 * n + 16, np.int64)
+    counts = np.empty(n, np.int64)
+    i, m, need = _split_rows(ids, offsets, data, 0, sep, maxsplit, begins, ends, counts, 0)
+    while need:
+        begins = _grown(begins, need)
+        ends = _grown(ends, need)
+        i, m, need = _split_rows(ids, offsets, data, i, sep, maxsplit, begins, ends, counts, m)
+    indices = np.empty((m, 2), np.int64)
+    words = np.zeros(m * (TSTRING_BYTES // 8), np.uint64)
+    widest = 0
+    t = 0
+    for i in range(n):
+        widest = max(widest, counts[i])
+        for j in range(counts[i]):
+            indices[t, 0] = i
+            indices[t, 1] = j
+            words[3 * t] = (np.uint64(ends[t] - begins[t]) << np.uint64(2)) | _VIEW
+            words[3 * t + 1] = np.uint64(begins[t])
+            t += 1
+    shape = np.empty(2, np.int64)
+    shape[0] = n
+    shape[1] = widest
+    return indices, words.view(np.uint8), shape
