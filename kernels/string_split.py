@@ -44,37 +44,43 @@ def _find(buf, pos, end, sep):
     return -1
 
 
-@njit(cache=True, nogil=True)
-def _split_rows(ids, offsets, data, i, sep, maxsplit, begins, ends, counts, m):
-    """Splits strings i, i + 1, ... while ``begins`` has room for their tokens: token t is the
-    bytes at addresses [begins[t], ends[t]). Returns (the next string, the token count, the room
-    string i needs, or 0 when all are split).
+@njit(cache=True, nogil=True, inline="always")
+def _put_view(words, t, buf, start, stop):
+    """Token t: a VIEW tstring (3 words) of buf[start:stop]."""
+    words[3 * t] = (np.uint64(stop - start) << np.uint64(2)) | _VIEW
+    words[3 * t + 1] = np.uint64(np.int64(buf.ctypes.data) + start)
+    words[3 * t + 2] = np.uint64(0)
 
-    The caller grows the arrays: reassigning them here, or moving a string's split into an
-    inlined helper taking them, cost Numba reference counting per string (3-5x the split)."""
+
+@njit(cache=True, nogil=True)
+def _split_rows(ids, offsets, data, i, sep, maxsplit, words, counts, m):
+    """Splits strings i, i + 1, ... while ``words`` has room for their tokens (VIEW tstrings, 3
+    words each). Returns (the next string, the token count, the room in tokens string i needs,
+    or 0 when all are split).
+
+    The caller grows ``words``: reassigning it here cost Numba reference counting per string (3x
+    the split). The tokens go straight to their final form: intermediate [begin, end) arrays made
+    the split 3x slower inside a fused op, whose other work evicts them before they are read."""
     while i < ids.shape[0]:
         buf, pos, size = string_at(offsets, data, ids[i])
-        if m + size + 1 > begins.shape[0]:  # no string has more than size + 1 tokens
+        if 3 * (m + size + 1) > words.shape[0]:  # no string has more than size + 1 tokens
             return i, m, m + size + 1
         first = m
         end = pos + size
         splits = 0
         if maxsplit == 0:
-            begins[m] = pos
-            ends[m] = end
+            _put_view(words, m, buf, pos, end)
             m += 1
         elif sep.shape[0] > 0:
             while splits != maxsplit:
                 p = _find(buf, pos, end, sep)
                 if p < 0:
                     break
-                begins[m] = pos
-                ends[m] = p
+                _put_view(words, m, buf, pos, p)
                 m += 1
                 pos = p + sep.shape[0]
                 splits += 1
-            begins[m] = pos  # the rest: after the last separator, or all of it
-            ends[m] = end
+            _put_view(words, m, buf, pos, end)  # the rest: after the last separator, or all of it
             m += 1
         else:
             while pos < end and _is_space(buf[pos]):
@@ -83,22 +89,16 @@ def _split_rows(ids, offsets, data, i, sep, maxsplit, begins, ends, counts, m):
                 stop = pos
                 while stop < end and not _is_space(buf[stop]):
                     stop += 1
-                begins[m] = pos
-                ends[m] = stop
+                _put_view(words, m, buf, pos, stop)
                 m += 1
                 pos = stop
                 while pos < end and _is_space(buf[pos]):
                     pos += 1
                 splits += 1
                 if splits == maxsplit:
-                    begins[m] = pos  # TF's rest, maybe empty
-                    ends[m] = end
+                    _put_view(words, m, buf, pos, end)  # TF's rest, maybe empty
                     m += 1
                     break
-        base = np.int64(buf.ctypes.data)
-        for t in range(first, m):
-            begins[t] += base
-            ends[t] += base
         counts[i] = m - first
         i += 1
     return i, m, 0
@@ -118,16 +118,14 @@ def string_split_v2(ids, offsets, data, sep_ids, sep_offsets, sep_data, maxsplit
     n = ids.shape[0]
     sep_buf, sep_start, sep_size = string_at_outlined(sep_offsets, sep_data, sep_ids[0])
     sep = sep_buf[sep_start:sep_start + sep_size]
-    begins = np.empty(4 * n + 16, np.int64)
-    ends = np.empty(4 * n + 16, np.int64)
+    per_token = TSTRING_BYTES // 8
+    words = np.empty(per_token * (3 * n + 16), np.uint64)  # ~3 tokens a string at first
     counts = np.empty(n, np.int64)
-    i, m, need = _split_rows(ids, offsets, data, 0, sep, maxsplit, begins, ends, counts, 0)
+    i, m, need = _split_rows(ids, offsets, data, 0, sep, maxsplit, words, counts, 0)
     while need:
-        begins = _grown(begins, need)
-        ends = _grown(ends, need)
-        i, m, need = _split_rows(ids, offsets, data, i, sep, maxsplit, begins, ends, counts, m)
+        words = _grown(words, per_token * need)
+        i, m, need = _split_rows(ids, offsets, data, i, sep, maxsplit, words, counts, m)
     indices = np.empty((m, 2), np.int64)
-    words = np.zeros(m * (TSTRING_BYTES // 8), np.uint64)
     widest = 0
     t = 0
     for i in range(n):
@@ -135,10 +133,8 @@ def string_split_v2(ids, offsets, data, sep_ids, sep_offsets, sep_data, maxsplit
         for j in range(counts[i]):
             indices[t, 0] = i
             indices[t, 1] = j
-            words[3 * t] = (np.uint64(ends[t] - begins[t]) << np.uint64(2)) | _VIEW
-            words[3 * t + 1] = np.uint64(begins[t])
             t += 1
     shape = np.empty(2, np.int64)
     shape[0] = n
     shape[1] = widest
-    return indices, words.view(np.uint8), shape
+    return indices, words[:per_token * m].view(np.uint8), shape
