@@ -14,6 +14,8 @@ import os
 import sys
 import time
 
+from . import write_report
+
 
 def main(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -65,12 +67,7 @@ def main(argv=None):
              "|---|---|---|---|---|---|---|"]
     lines += [f"| {r['batch']} | {r['tf_ms']:.3f} | {r['tf_flat_ms']:.3f} | {r['tf_blade_ms']:.3f} | {r['speedup']:.2f}x | "
               f"{r['speedup_flat']:.2f}x | {r['identical']} |" for r in rows]
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    with open(args.out + ".json", "w") as fh:
-        json.dump(result, fh, indent=2)
-    with open(args.out + ".md", "w") as fh:
-        fh.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_report(args.out, result, lines)
     return 0 if all(r["identical"] for r in rows) else 1
 
 

@@ -19,6 +19,8 @@ import sys
 
 import numpy as np
 
+from . import write_report
+
 LEFT_TO_TF = ["StringSplitV2", "RaggedTensorToSparse"]
 
 
@@ -91,12 +93,7 @@ def main(argv=None):
              "|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r['model']} | {r['batch']} | {r['tf_ms']:.3f} | {r['split_in_tf_ms']:.3f} | {r['tf_blade_ms']:.3f} | "
               f"{r['speedup_split_in_tf']:.2f}x | {r['speedup']:.2f}x | {r['identical']} |" for r in rows]
-    os.makedirs(os.path.dirname(args.out) or ".", exist_ok=True)
-    with open(args.out + ".json", "w") as fh:
-        json.dump(result, fh, indent=2)
-    with open(args.out + ".md", "w") as fh:
-        fh.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    write_report(args.out, result, lines)
     return 0 if all(r["identical"] for r in rows) else 1
 
 
