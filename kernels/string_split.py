@@ -8,8 +8,9 @@ Python: after ``maxsplit`` splits the rest of the string is the last token, even
 no limit.
 
 The tokens come back as VIEW tstrings (kernels/strings.py): a size and a pointer into the input's
-own bytes. No byte is copied, and the tokens live as long as the input, which outlives the call:
-string values never leave a fused op (passes/pipeline.py keeps them inside).
+own bytes. No byte is copied; the caller keeps the input alive as long as the tokens (the
+lowering gives them the input's tstrings as their data), and string values never leave a fused
+op (passes/pipeline.py keeps them inside).
 """
 import numpy as np
 from numba import njit

@@ -17,4 +17,4 @@ class StringSplitV2Lowering(Lowering):
         indices, tokens, shape = em.call(
             3, f"{k}(np.ascontiguousarray({s.var}).ravel(), {s.off}, {s.dat}, {sep.var}, {sep.off}, {sep.dat}, {maxsplit})",
             False)
-        return [indices, em.made_strings(tokens, f"np.arange({indices}.shape[0])"), shape]
+        return [indices, em.made_strings(tokens, f"np.arange({indices}.shape[0])", viewing=s), shape]
