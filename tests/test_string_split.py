@@ -84,6 +84,20 @@ def test_fused_split_matches_tf(rng, sep, maxsplit):
             np.testing.assert_array_equal(got[key].numpy(), want[key].numpy())
 
 
+def test_numpy_bridge_splits_as_the_native_op():
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def sparse(s):  # the bridge lays the strings out itself: short ones inline, long ones after
+        st_ = tf.compat.v1.strings.split(s, "|", result_type="SparseTensor")
+        return {"indices": st_.indices, "hashes": _hash_tokens(st_.values), "shape": st_.dense_shape}
+
+    fused = tf_blade.optimize(sparse, bridge="numpy", min_cluster_size=1).signatures["serving_default"]
+    assert "StringSplitV2" not in op_counts(fused)
+    s = tf.constant(["a|b", "", "x" * 40 + "|yy|" + "z" * 23, "|||"])
+    got, want = fused(s=s), sparse(s)
+    for key in want:
+        np.testing.assert_array_equal(got[key].numpy(), want[key].numpy())
+
+
 def test_tags_field_splits_hashes_and_pools_in_one_op(rng):
     table = tf.Variable(rng.standard_normal((1000, 8)).astype(np.float32))
 
