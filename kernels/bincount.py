@@ -85,3 +85,52 @@ def bincount_rows(values, size, weights, same_shape, weights_shape, binary, exam
                 else:
                     out[r, v] += 1
     return out
+
+
+@njit(cache=True, nogil=True)
+def bincount_ragged(splits, values, size, weights, binary, example, err):
+    """RaggedBincount (a ragged input's multi-hot or counts: Keras StringLookup/IntegerLookup
+    over a split field): row r counts values[splits[r]:splits[r + 1]]; returns [rows, size].
+    TF's checks and its way of finding a value's row (the first split above it, which is also
+    what non-monotonic splits get). Weights of another length than the values TF reads past
+    their end; here they are an error."""
+    empty = np.zeros((0, 0), example.dtype)
+    if size < 0:
+        set_error(err, "size (" + int_text(size) + ") must be non-negative")
+        return empty
+    if splits.shape[0] == 0:
+        set_error(err, "Splits must be non-empty")
+        return empty
+    n = values.shape[0]
+    rows = splits.shape[0] - 1
+    if splits[0] != 0:
+        set_error(err, "Splits must start with 0, not with " + int_text(splits[0]))
+        return empty
+    if splits[rows] != n:
+        set_error(err, "Splits must end with the number of values, got " + int_text(splits[rows])
+                  + " instead of " + int_text(n))
+        return empty
+    if weights.size != 0 and weights.size != n:
+        set_error(err, "tf_blade: RaggedBincount weights must have one value per input value ("
+                  + int_text(n) + ") or none, got " + int_text(weights.size) + " (TF reads past their end)")
+        return empty
+    out, ok = _allocate((np.int64(rows), np.int64(size)), empty, err)
+    if not ok:
+        return out
+    w = weights.ravel()
+    row = 0
+    for i in range(n):
+        while i >= splits[row]:  # stops at rows at the latest: splits[rows] == n > i
+            row += 1
+        v = values[i]
+        if v < 0:
+            set_error(err, "Input must be non-negative")
+            return empty
+        if v < size:
+            if binary:
+                out[row - 1, v] = 1
+            elif w.shape[0]:
+                out[row - 1, v] += w[i]
+            else:
+                out[row - 1, v] += 1
+    return out

@@ -3,7 +3,8 @@
 A string tensor travels as ``(ids, offsets, data)``: ``ids`` index the tensor's strings and
 ``string_at(offsets, data, i)`` returns ``(buffer, start, length)``, the bytes being
 ``buffer[start:start + length]``. In generated code ``offsets`` is always a buffer of tstrings
-(uint8, 24 bytes each) and ``data`` is unused:
+(uint8, 24 bytes each) and ``data``, which string_at does not read, is empty or, for strings that
+view another buffer's bytes (split tokens, VIEW tstrings), that buffer, held beside them:
 
 - string inputs of the native op are TF's own tensor buffer, read in place (no copy per call);
 - constants, AsString results and the numpy_function bridge's inputs are laid out the same way by

@@ -69,3 +69,80 @@ def test_tf_errors(case):
     assert _same(case, negative, 5, empty) == "error"                       # a negative value
     wrong = np.ones({2: (1, 2), 1: (2,)}[CASES[name][1].shape.rank])
     assert _same(case, data, -1, wrong) == "error"  # weights of another shape: checked first
+
+
+RAGGED_CASES = {  # name: (values dtype, weights dtype, binary_output)
+    "ragged_counts": (tf.int64, tf.float32, False),
+    "ragged_binary": (tf.int32, tf.int64, True),
+    "ragged_weighted": (tf.int64, tf.float64, False),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(RAGGED_CASES))
+def ragged_case(request):
+    values_dtype, weights_dtype, binary = RAGGED_CASES[request.param]
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.int64), tf.TensorSpec([None], values_dtype),
+                                  tf.TensorSpec([], tf.int64), tf.TensorSpec([None], weights_dtype)])
+    def bincount(splits, values, size, weights):
+        return {"out": tf.raw_ops.RaggedBincount(splits=splits + 0, values=values, size=tf.cast(size, values_dtype),
+                                                 weights=weights, binary_output=binary)}
+    fused = tf_blade.optimize(bincount, bridge="native", min_cluster_size=1).signatures["serving_default"]
+    assert op_counts(fused)["BladeFusedCall"] == 1 and "RaggedBincount" not in op_counts(fused)
+    return request.param, bincount, fused
+
+
+def _same_ragged(case, splits, values, size, weights):
+    name, bincount, fused = case
+    values_dtype, weights_dtype, _ = RAGGED_CASES[name]
+    args = (tf.constant(splits, tf.int64), tf.constant(values, values_dtype), tf.constant(size, tf.int64),
+            tf.constant(weights, weights_dtype))
+    try:
+        want = bincount(*args)["out"].numpy()
+    except tf.errors.InvalidArgumentError as e:
+        with pytest.raises(tf.errors.InvalidArgumentError) as got:
+            fused(*args)
+        assert got.value.message.split("\n")[0] in e.message
+        return
+    np.testing.assert_array_equal(fused(*args)["out"].numpy(), want)
+
+
+def test_ragged_matches_tf_on_random_inputs(ragged_case, rng):
+    for rows in (0, 1, 9, 200):
+        lengths = rng.integers(0, 6, rows) * (rng.random(rows) < 0.85)
+        splits = np.concatenate([[0], np.cumsum(lengths)])
+        values = rng.integers(0, 40, int(splits[-1]))  # some past size: ignored
+        for weights in (rng.integers(1, 9, values.shape[0]) / 4, []):
+            _same_ragged(ragged_case, splits, values, 30, weights)
+    _same_ragged(ragged_case, [0, 3, 2, 3], [1, 1, 2], 4, [])  # splits not monotonic: TF's rows, no error
+
+
+@pytest.mark.parametrize("splits,values,size", [([0, 2, 3], [1, -1, 2], 4), ([0, 2, 3], [1, 1, 2], -1),
+                                                ([], [1], 4), ([1, 3], [1, 1, 2], 4), ([0, 2], [1, 1, 2], 4)])
+def test_ragged_tf_errors(ragged_case, splits, values, size):
+    _same_ragged(ragged_case, splits, values, size, [])
+
+
+def test_ragged_weights_of_another_length_raise(ragged_case):
+    name, bincount, fused = ragged_case
+    values_dtype, weights_dtype, _ = RAGGED_CASES[name]
+    with pytest.raises(tf.errors.InvalidArgumentError, match="one value per input value"):
+        fused(tf.constant([0, 2, 3], tf.int64), tf.constant([1, 1, 2], values_dtype), tf.constant(4, tf.int64),
+              tf.constant([1, 2], weights_dtype))  # TF reads past the weights' end here
+
+
+def test_string_lookup_multi_hot_of_a_split_field_is_one_op(rng):
+    import tf_keras
+    lookup = tf_keras.layers.StringLookup(vocabulary=[f"t{i}" for i in range(1, 50)], output_mode="multi_hot")
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+    def multi_hot(s):
+        return lookup(tf.strings.split(s, "|"))
+
+    fused = tf_blade.optimize(multi_hot).signatures["serving_default"]
+    assert set(op_counts(fused)) - {"Placeholder", "Identity", "NoOp"} == {"BladeFusedCall"}, op_counts(fused)
+    for n in (0, 1, 100):
+        s = tf.constant(["|".join(f"t{v}" for v in rng.zipf(1.3, rng.integers(0, 6))) for _ in range(n)], tf.string)
+        got = fused(s=s)
+        got = next(iter(got.values())) if isinstance(got, dict) else got
+        np.testing.assert_array_equal(got.numpy(), multi_hot(s).numpy())

@@ -81,15 +81,15 @@ class Emitter:
         """A string result that reorders ``source``'s ids keeps reading ``source``'s pool."""
         self.line(f"{out}_off, {out}_dat = {source.off}, {source.dat}")
 
-    def made_strings(self, tstrings: str, ids: str, viewing: Optional[Value] = None) -> str:
+    def made_strings(self, tstrings: str, ids: str, owner: Optional[str] = None) -> str:
         """A string value whose strings a kernel laid out in the tstring buffer ``tstrings``;
-        ``ids`` (an expression) indexes them, in its shape. Strings that are views of
-        ``viewing``'s bytes carry its tstrings as their data (string_at ignores it beside
-        tstrings): every reader then holds a reference to them, or Numba frees an intermediate
-        source after its last use, under the views."""
+        ``ids`` (an expression) indexes them, in its shape. Strings that view another buffer's
+        bytes (split tokens) carry that ``owner`` as their data (string_at ignores it beside
+        tstrings): every reader then holds it too, or Numba frees an owner made inside the op
+        after its last use, under the views."""
         out = self.tmp()
         self.line(f"{out}_off = {tstrings}")
-        self.line(f"{out}_dat = {viewing.off if viewing is not None else tstrings + '[:0]'}")
+        self.line(f"{out}_dat = {owner or tstrings + '[:0]'}")
         self.line(f"{out} = {ids}")
         return out
 

@@ -116,6 +116,11 @@ def const_node(name: str, array) -> Node:
                 out_dtypes=[enum], out_ranks=[len(proto.tensor_shape.dim)])
 
 
+# Output ranks that TF's shape function leaves unknown although the kernel always gives them
+# (RaggedBincount's is [rows, size]); a fused op needs static ranks.
+KERNEL_RANKS = {"RaggedBincount": (2,)}
+
+
 def from_graphdef(graph_def, variable_shapes=None, tables=(), typed=True) -> Graph:
     """Builds the model; dtypes and ranks come from TensorFlow's own shape inference. With
     ``typed=False`` the nodes have neither (no TF import: a tenth of a second for a 1,000-node
@@ -163,7 +168,10 @@ def from_graphdef(graph_def, variable_shapes=None, tables=(), typed=True) -> Gra
     nodes = []
     for nd in graph_def.node:
         outputs = tf_graph.get_operation_by_name(nd.name).outputs
-        nodes.append(_node(nd, [t.dtype.as_datatype_enum for t in outputs], [t.shape.rank for t in outputs]))
+        ranks = [t.shape.rank for t in outputs]
+        if nd.op in KERNEL_RANKS:
+            ranks = [KERNEL_RANKS[nd.op][j] if r is None else r for j, r in enumerate(ranks)]
+        nodes.append(_node(nd, [t.dtype.as_datatype_enum for t in outputs], ranks))
     return Graph(nodes, library=graph_def.library, versions=graph_def.versions)
 
 

@@ -1,4 +1,4 @@
-"""DenseBincount of a vector or matrix input (kernels/bincount.py)."""
+"""DenseBincount of a vector or matrix input, and RaggedBincount (kernels/bincount.py)."""
 from ..dtypes import MAIN_NUMERIC
 from ..registry import Lowering, lowering
 
@@ -28,3 +28,23 @@ class DenseBincountLowering(Lowering):
         kernel = "bincount_rows" if data.rank == 2 else "bincount_vector"
         return em.call(1, f"{em.kernel('bincount', kernel)}({data.var}, {size.var}[0], {weights.var}, {same}, "
                           f"{shape}, {binary}, {example}, err)", True)
+
+
+@lowering("RaggedBincount")
+class RaggedBincountLowering(Lowering):
+    def check(self, node, graph):
+        splits, values, size, weights = node.inputs
+        if graph.rank_of(splits) != 1 or graph.rank_of(values) != 1 or graph.rank_of(weights) is None:
+            return "splits and values must be vectors"
+        if graph.rank_of(size) != 0:
+            return "size must be a scalar (TF raises)"
+        if node.out_dtypes[0] not in MAIN_NUMERIC:
+            return "only int32/int64/float32/float64 weights"
+        return None
+
+    def emit(self, node, ins, em):
+        splits, values, size, weights = ins
+        example = f"np.zeros(0, np.{node.out_dtypes[0]})"
+        binary = bool(node.attrs.get("binary_output", False))
+        return em.call(1, f"{em.kernel('bincount', 'bincount_ragged')}({splits.var}, {values.var}, {size.var}[0], "
+                          f"np.ascontiguousarray({weights.var}), {binary}, {example}, err)", True)

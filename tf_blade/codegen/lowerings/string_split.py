@@ -8,6 +8,8 @@ class StringSplitV2Lowering(Lowering):
     def check(self, node, graph):
         if graph.rank_of(node.inputs[0]) != 1 or graph.rank_of(node.inputs[1]) != 0:
             return "input must be a vector and sep a scalar (TF raises)"
+        if not -2**31 <= node.attrs.get("maxsplit", -1) < 2**31:
+            return "maxsplit outside int32 (TF cannot build its kernel)"
         return None
 
     def emit(self, node, ins, em):
@@ -17,4 +19,8 @@ class StringSplitV2Lowering(Lowering):
         indices, tokens, shape = em.call(
             3, f"{k}(np.ascontiguousarray({s.var}).ravel(), {s.off}, {s.dat}, {sep.var}, {sep.off}, {sep.dat}, {maxsplit})",
             False)
-        return [indices, em.made_strings(tokens, f"np.arange({indices}.shape[0])", viewing=s), shape]
+        owner = None  # a constant's bytes live as long as the module
+        if s.const is None:  # the bytes are in s's tstrings, or, when s is tokens itself, its owner
+            owner = em.tmp()
+            em.line(f"{owner} = {s.dat} if {s.dat}.shape[0] > 0 else {s.off}")
+        return [indices, em.made_strings(tokens, f"np.arange({indices}.shape[0])", owner), shape]
