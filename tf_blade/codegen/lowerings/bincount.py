@@ -3,6 +3,14 @@ from ..dtypes import MAIN_NUMERIC
 from ..registry import Lowering, lowering
 
 
+def _size_and_weights_reason(node, graph, size):
+    if graph.rank_of(size) != 0:
+        return "size must be a scalar (TF raises)"
+    if node.out_dtypes[0] not in MAIN_NUMERIC:
+        return "only int32/int64/float32/float64 weights"
+    return None
+
+
 @lowering("DenseBincount")
 class DenseBincountLowering(Lowering):
     def check(self, node, graph):
@@ -11,11 +19,7 @@ class DenseBincountLowering(Lowering):
             return "input rank unknown or above 2 (TF raises)"
         if graph.rank_of(data) == 0:  # TF's shape function says rank 0, its kernel returns [size]
             return "scalar input (TF's static rank disagrees with its result)"
-        if graph.rank_of(size) != 0:
-            return "size must be a scalar (TF raises)"
-        if node.out_dtypes[0] not in MAIN_NUMERIC:
-            return "only int32/int64/float32/float64 weights"
-        return None
+        return _size_and_weights_reason(node, graph, size)
 
     def emit(self, node, ins, em):
         data, size, weights = ins
@@ -36,11 +40,7 @@ class RaggedBincountLowering(Lowering):
         splits, values, size, weights = node.inputs
         if graph.rank_of(splits) != 1 or graph.rank_of(values) != 1 or graph.rank_of(weights) is None:
             return "splits and values must be vectors"
-        if graph.rank_of(size) != 0:
-            return "size must be a scalar (TF raises)"
-        if node.out_dtypes[0] not in MAIN_NUMERIC:
-            return "only int32/int64/float32/float64 weights"
-        return None
+        return _size_and_weights_reason(node, graph, size)
 
     def emit(self, node, ins, em):
         splits, values, size, weights = ins
