@@ -92,8 +92,9 @@ def bincount_ragged(splits, values, size, weights, binary, example, err):
     """RaggedBincount (a ragged input's multi-hot or counts: Keras StringLookup/IntegerLookup
     over a split field): row r counts values[splits[r]:splits[r + 1]]; returns [rows, size].
     TF's checks and its way of finding a value's row (the first split above it, which is also
-    what non-monotonic splits get). Weights of another length than the values TF reads past
-    their end; here they are an error."""
+    what non-monotonic splits get). Weights longer than the values are read only as far as the
+    values go, and not at all for binary output, as TF's; shorter ones TF reads past their end:
+    here that is an error."""
     empty = np.zeros((0, 0), example.dtype)
     if size < 0:
         set_error(err, "size (" + int_text(size) + ") must be non-negative")
@@ -110,8 +111,8 @@ def bincount_ragged(splits, values, size, weights, binary, example, err):
         set_error(err, "Splits must end with the number of values, got " + int_text(splits[rows])
                   + " instead of " + int_text(n))
         return empty
-    if weights.size != 0 and weights.size != n:
-        set_error(err, "tf_blade: RaggedBincount weights must have one value per input value ("
+    if not binary and weights.size != 0 and weights.size < n:
+        set_error(err, "tf_blade: RaggedBincount weights must have at least one value per input value ("
                   + int_text(n) + ") or none, got " + int_text(weights.size) + " (TF reads past their end)")
         return empty
     out, ok = _allocate((np.int64(rows), np.int64(size)), empty, err)

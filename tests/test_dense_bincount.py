@@ -123,12 +123,19 @@ def test_ragged_tf_errors(ragged_case, splits, values, size):
     _same_ragged(ragged_case, splits, values, size, [])
 
 
-def test_ragged_weights_of_another_length_raise(ragged_case):
+def test_ragged_weights_of_another_length(ragged_case):
     name, bincount, fused = ragged_case
-    values_dtype, weights_dtype, _ = RAGGED_CASES[name]
-    with pytest.raises(tf.errors.InvalidArgumentError, match="one value per input value"):
-        fused(tf.constant([0, 2, 3], tf.int64), tf.constant([1, 1, 2], values_dtype), tf.constant(4, tf.int64),
-              tf.constant([1, 2], weights_dtype))  # TF reads past the weights' end here
+    values_dtype, weights_dtype, binary = RAGGED_CASES[name]
+    splits, values = [0, 1, 3], [1, 2, 2]
+    _same_ragged(ragged_case, splits, values, 4, [1, 2, 3, 4])  # longer: TF reads the first ones
+    _same_ragged(ragged_case, [0], [], 4, [1, 2])
+    shorter = (tf.constant(splits, tf.int64), tf.constant(values, values_dtype), tf.constant(4, tf.int64),
+               tf.constant([5], weights_dtype))
+    if binary:  # TF never reads them
+        np.testing.assert_array_equal(fused(*shorter)["out"].numpy(), bincount(*shorter)["out"].numpy())
+    else:  # TF reads past their end
+        with pytest.raises(tf.errors.InvalidArgumentError, match="at least one value per input value"):
+            fused(*shorter)
 
 
 def test_string_lookup_multi_hot_of_a_split_field_is_one_op(rng):
