@@ -18,22 +18,29 @@ def ragged_to_sparse(splits, n_values, err):
     if splits[0] != 0:
         set_error(err, "First value of ragged splits must be 0.")
         return nothing
-    widest = 0
     for j in range(1, splits.shape[0]):
         if splits[j] < splits[j - 1]:
             set_error(err, "Ragged splits should be non decreasing, but we got " + int_text(splits[j - 1])
                       + " followed by " + int_text(splits[j]))
             return nothing
-        widest = max(widest, np.int64(splits[j] - splits[j - 1]))
     if splits[splits.shape[0] - 1] != n_values:
         set_error(err, "Final value of ragged splits must match the length the corresponding ragged values.")
         return nothing
-    rows = splits.shape[0] - 1
-    indices = np.empty((n_values, 2), np.int64)
+    return sparse_of_rows(splits, splits.shape[0] - 1)
+
+
+@njit(cache=True, nogil=True)
+def sparse_of_rows(starts, rows):
+    """The indices ([row, place in the row], int64) and dense shape ([rows, widest row]) of
+    values laid out row after row, row r at [starts[r], starts[r + 1]): ragged splits, a split's
+    tokens (kernels/string_split.py), a cross's combinations (kernels/sparse_cross.py)."""
+    indices = np.empty((starts[rows], 2), np.int64)
+    widest = 0
     for r in range(rows):
-        for i in range(splits[r], splits[r + 1]):
+        widest = max(widest, np.int64(starts[r + 1] - starts[r]))
+        for i in range(starts[r], starts[r + 1]):
             indices[i, 0] = r
-            indices[i, 1] = i - splits[r]
+            indices[i, 1] = i - starts[r]
     shape = np.empty(2, np.int64)
     shape[0] = rows
     shape[1] = widest

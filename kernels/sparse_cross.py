@@ -18,6 +18,7 @@ from numba import njit
 
 from .errors import INT64_MAX, set_error
 from .farmhash import fingerprint64
+from .ragged_to_sparse import sparse_of_rows
 from .siphash import siphash24
 from .strings import new_tstrings, string_at, string_at_outlined
 
@@ -136,17 +137,15 @@ def dense_rows(batch, width):
 
 @njit(cache=True, nogil=True)
 def _layout(counts, batch):
-    """(start of each row's crosses in the output, plus the total at the end; the most crosses
-    of a row): a row crosses every combination of its columns' features."""
+    """The start of each row's crosses in the output, plus the total at the end: a row crosses
+    every combination of its columns' features."""
     out_start = np.zeros(batch + 1, np.int64)
-    widest = 0
     for b in range(batch):
         n = 1
         for c in range(len(counts)):
             n *= counts[c][b]
         out_start[b + 1] = out_start[b] + n
-        widest = max(widest, n)
-    return out_start, widest
+    return out_start
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -160,26 +159,11 @@ def _next_combination(perm, counts, b):
 
 
 @njit(cache=True, nogil=True)
-def _sparse_output(out_start, widest, batch):
-    """The crossed SparseTensor's indices ([row, k-th cross of the row]) and dense_shape."""
-    total = out_start[batch]
-    indices = np.empty((total, 2), np.int64)
-    for b in range(batch):
-        for j in range(out_start[b + 1] - out_start[b]):
-            indices[out_start[b] + j, 0] = b
-            indices[out_start[b] + j, 1] = j
-    shape = np.empty(2, np.int64)
-    shape[0] = batch
-    shape[1] = widest
-    return indices, shape
-
-
-@njit(cache=True, nogil=True)
 def cross_hashed(features, counts, starts, batch, num_buckets, hash_key, from_first, err):
     """Returns (indices [total, 2], values [total], dense_shape [2]) of the crossed SparseTensor.
     ``from_first``: SparseCrossHashed's chain, seeded with the first feature, not hash_key."""
     ncol = len(features)
-    out_start, widest = _layout(counts, batch)
+    out_start = _layout(counts, batch)
     values = np.empty(out_start[batch], np.int64)
     perm = np.zeros(ncol, np.int64)
     buckets = np.uint64(num_buckets) if num_buckets > 0 else np.uint64(INT64_MAX)
@@ -193,7 +177,7 @@ def cross_hashed(features, counts, starts, batch, num_buckets, hash_key, from_fi
                 h = fingerprint_cat64(h, features[c][starts[c][b] + perm[c]])
             values[k + j] = np.int64(h % buckets)
             _next_combination(perm, counts, b)
-    indices, shape = _sparse_output(out_start, widest, batch)
+    indices, shape = sparse_of_rows(out_start, batch)
     return indices, values, shape
 
 
@@ -204,7 +188,7 @@ def cross_strings(ids, tstrings, counts, starts, batch, sep, err):
     (int64 columns come formatted, as std::to_string does). Returns (indices, tstrings of the
     crosses, dense_shape); on error, empty ones."""
     ncol = len(ids)
-    out_start, widest = _layout(counts, batch)
+    out_start = _layout(counts, batch)
     total = out_start[batch]
     sep_buf, sep_at, sep_len = string_at_outlined(sep, sep[:0], 0)
     lengths = np.empty(total, np.int64)
@@ -233,5 +217,5 @@ def cross_strings(ids, tstrings, counts, starts, batch, sep, err):
                 out[at:at + n] = buf[start:start + n]
                 at += n
             _next_combination(perm, counts, b)
-    indices, shape = _sparse_output(out_start, widest, batch)
+    indices, shape = sparse_of_rows(out_start, batch)
     return indices, out, shape

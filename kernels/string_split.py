@@ -8,13 +8,14 @@ Python: after ``maxsplit`` splits the rest of the string is the last token, even
 no limit.
 
 The tokens come back as VIEW tstrings (kernels/strings.py): a size and a pointer into the input's
-own bytes. No byte is copied; the caller keeps the input alive as long as the tokens (the
-lowering gives them the input's tstrings as their data), and string values never leave a fused
-op (passes/pipeline.py keeps them inside).
+own bytes. No byte is copied; the caller keeps the owner of those bytes alive as long as the
+tokens (the lowering gives it to them as their data), and string values never leave a fused op
+(passes/pipeline.py keeps them inside).
 """
 import numpy as np
 from numba import njit
 
+from .ragged_to_sparse import sparse_of_rows
 from .strings import TSTRING_BYTES, string_at, string_at_outlined
 
 _VIEW = np.uint64(3)  # a tstring's type in its low 2 bits: VIEW is (size << 2 | 3, char* ptr, 0)
@@ -54,10 +55,10 @@ def _put_view(words, t, buf, start, stop):
 
 
 @njit(cache=True, nogil=True)
-def _split_rows(ids, offsets, data, i, sep, maxsplit, words, counts, m):
+def _split_rows(ids, offsets, data, i, sep, maxsplit, words, starts, m):
     """Splits strings i, i + 1, ... while ``words`` has room for their tokens (VIEW tstrings, 3
-    words each). Returns (the next string, the token count, the room in tokens string i needs,
-    or 0 when all are split).
+    words each); string i's are tokens [starts[i], starts[i + 1]). Returns (the next string, the
+    token count, the room in tokens string i needs, or 0 when all are split).
 
     The caller grows ``words``: reassigning it here cost Numba reference counting per string (3x
     the split). The tokens go straight to their final form: intermediate [begin, end) arrays made
@@ -66,7 +67,6 @@ def _split_rows(ids, offsets, data, i, sep, maxsplit, words, counts, m):
         buf, pos, size = string_at(offsets, data, ids[i])
         if 3 * (m + size + 1) > words.shape[0]:  # no string has more than size + 1 tokens
             return i, m, m + size + 1
-        first = m
         end = pos + size
         splits = 0
         if maxsplit == 0:
@@ -100,7 +100,7 @@ def _split_rows(ids, offsets, data, i, sep, maxsplit, words, counts, m):
                     _put_view(words, m, buf, pos, end)  # TF's rest, maybe empty
                     m += 1
                     break
-        counts[i] = m - first
+        starts[i + 1] = m
         i += 1
     return i, m, 0
 
@@ -121,21 +121,10 @@ def string_split_v2(ids, offsets, data, sep_ids, sep_offsets, sep_data, maxsplit
     sep = sep_buf[sep_start:sep_start + sep_size]
     per_token = TSTRING_BYTES // 8
     words = np.empty(per_token * (3 * n + 16), np.uint64)  # ~3 tokens a string at first
-    counts = np.empty(n, np.int64)
-    i, m, need = _split_rows(ids, offsets, data, 0, sep, maxsplit, words, counts, 0)
+    starts = np.zeros(n + 1, np.int64)
+    i, m, need = _split_rows(ids, offsets, data, 0, sep, maxsplit, words, starts, 0)
     while need:
         words = _grown(words, per_token * need)
-        i, m, need = _split_rows(ids, offsets, data, i, sep, maxsplit, words, counts, m)
-    indices = np.empty((m, 2), np.int64)
-    widest = 0
-    t = 0
-    for i in range(n):
-        widest = max(widest, counts[i])
-        for j in range(counts[i]):
-            indices[t, 0] = i
-            indices[t, 1] = j
-            t += 1
-    shape = np.empty(2, np.int64)
-    shape[0] = n
-    shape[1] = widest
+        i, m, need = _split_rows(ids, offsets, data, i, sep, maxsplit, words, starts, m)
+    indices, shape = sparse_of_rows(starts, n)
     return indices, words[:per_token * m].view(np.uint8), shape
