@@ -119,7 +119,7 @@ def test_tags_field_splits_hashes_and_pools_in_one_op(rng):
 def test_tokens_keep_an_intermediate_source_alive(rng, sep, twice):
     # The tokens point into AsString's buffer, made inside the op and read by nothing else: unless
     # the tokens hold it, Numba frees it after the split and the hash reads reused memory (without
-    # that reference, 3 of 40 such calls differed; a freed buffer is not always reused at once).
+    # that reference, 3 of 60 such calls differed; a freed buffer is not always reused at once).
     @tf.function(input_signature=[tf.TensorSpec([None], tf.int64)])
     def f(x):
         s = tf.compat.v1.strings.split(tf.strings.as_string(x, width=40, fill="0"), sep, result_type="SparseTensor")
