@@ -16,10 +16,7 @@ import numpy as np
 from numba import njit
 
 from .ragged_to_sparse import sparse_of_rows
-from .strings import TSTRING_BYTES, string_at, string_at_outlined
-
-_VIEW = np.uint64(3)  # a tstring's type in its low 2 bits: VIEW is (size << 2 | 3, char* ptr, 0)
-
+from .strings import TSTRING_BYTES, put_view, string_at, string_at_outlined
 
 @njit(cache=True, nogil=True, inline="always")
 def _is_space(b):  # absl::ascii_isspace, which TF's str_util uses
@@ -46,14 +43,6 @@ def _find(buf, pos, end, sep):
     return -1
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _put_view(words, t, buf, start, stop):
-    """Token t: a VIEW tstring (3 words) of buf[start:stop]."""
-    words[3 * t] = (np.uint64(stop - start) << np.uint64(2)) | _VIEW
-    words[3 * t + 1] = np.uint64(np.int64(buf.ctypes.data) + start)
-    words[3 * t + 2] = np.uint64(0)
-
-
 @njit(cache=True, nogil=True)
 def _split_rows(ids, offsets, data, i, sep, maxsplit, words, starts, m):
     """Splits strings i, i + 1, ... while ``words`` has room for their tokens (VIEW tstrings, 3
@@ -70,18 +59,18 @@ def _split_rows(ids, offsets, data, i, sep, maxsplit, words, starts, m):
         end = pos + size
         splits = 0
         if maxsplit == 0:
-            _put_view(words, m, buf, pos, end)
+            put_view(words, m, buf, pos, end)
             m += 1
         elif sep.shape[0] > 0:
             while splits != maxsplit:
                 p = _find(buf, pos, end, sep)
                 if p < 0:
                     break
-                _put_view(words, m, buf, pos, p)
+                put_view(words, m, buf, pos, p)
                 m += 1
                 pos = p + sep.shape[0]
                 splits += 1
-            _put_view(words, m, buf, pos, end)  # the rest: after the last separator, or all of it
+            put_view(words, m, buf, pos, end)  # the rest: after the last separator, or all of it
             m += 1
         else:
             while pos < end and _is_space(buf[pos]):
@@ -90,14 +79,14 @@ def _split_rows(ids, offsets, data, i, sep, maxsplit, words, starts, m):
                 stop = pos
                 while stop < end and not _is_space(buf[stop]):
                     stop += 1
-                _put_view(words, m, buf, pos, stop)
+                put_view(words, m, buf, pos, stop)
                 m += 1
                 pos = stop
                 while pos < end and _is_space(buf[pos]):
                     pos += 1
                 splits += 1
                 if splits == maxsplit:
-                    _put_view(words, m, buf, pos, end)  # TF's rest, maybe empty
+                    put_view(words, m, buf, pos, end)  # TF's rest, maybe empty
                     m += 1
                     break
         starts[i + 1] = m

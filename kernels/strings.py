@@ -108,6 +108,18 @@ def string_at_outlined(offsets, data, i):
     return string_at(offsets, data, i)
 
 
+_VIEW = np.uint64(3)  # a tstring's type in its low 2 bits: VIEW is (size << 2 | 3, char* ptr, 0)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def put_view(words, t, buf, start, stop):
+    """String t of ``words`` (uint64, 3 a tstring): a VIEW tstring of buf[start:stop]. Its bytes
+    stay ``buf``'s: whoever holds the views must keep buf's owner alive (Emitter.made_strings)."""
+    words[3 * t] = (np.uint64(stop - start) << np.uint64(2)) | _VIEW
+    words[3 * t + 1] = np.uint64(np.int64(buf.ctypes.data) + start)
+    words[3 * t + 2] = np.uint64(0)
+
+
 _MAX_OFFSET_SIZE = (1 << 30) - 1  # an OFFSET tstring keeps its size in 30 bits
 
 

@@ -93,6 +93,16 @@ class Emitter:
         self.line(f"{out} = {ids}")
         return out
 
+    def bytes_owner(self, strings: Value) -> Optional[str]:
+        """The owner of ``strings``' bytes, for views of them (made_strings): none for a constant
+        (its bytes live as long as the module); the data of strings that are views themselves;
+        else their tstrings."""
+        if strings.const is not None:
+            return None
+        owner = self.tmp()
+        self.line(f"{owner} = {strings.dat} if {strings.dat}.shape[0] > 0 else {strings.off}")
+        return owner
+
     def call(self, n_out: int, expr: str, fallible: bool) -> List[str]:
         outs = [self.tmp() for _ in range(n_out)]
         self.line(f"{', '.join(outs)} = {expr}" if outs else expr)

@@ -19,8 +19,4 @@ class StringSplitV2Lowering(Lowering):
         indices, tokens, shape = em.call(
             3, f"{k}(np.ascontiguousarray({s.var}).ravel(), {s.off}, {s.dat}, {sep.var}, {sep.off}, {sep.dat}, {maxsplit})",
             False)
-        owner = None  # a constant's bytes live as long as the module
-        if s.const is None:  # the bytes are in s's tstrings, or, when s is tokens itself, its owner
-            owner = em.tmp()
-            em.line(f"{owner} = {s.dat} if {s.dat}.shape[0] > 0 else {s.off}")
-        return [indices, em.made_strings(tokens, f"np.arange({indices}.shape[0])", owner), shape]
+        return [indices, em.made_strings(tokens, f"np.arange({indices}.shape[0])", em.bytes_owner(s)), shape]

@@ -1,0 +1,172 @@
+"""RaggedTensorToTensor of one ragged dimension over a vector of values (``RaggedTensor.to_tensor``,
+e.g. a split tags field padded or cut to a fixed width): TF's checks and placement, then a
+[rows, width] tensor with ``default`` where a row has no value.
+
+The rows come as ROW_SPLITS (``first_dim_size`` empty) or, as ``tf.strings.split`` makes them, as
+FIRST_DIM_SIZE plus VALUE_ROWIDS (``first_dim_size`` the row count, shape (1,)). ``rows`` and
+``width`` are the requested shape, -1 where TF is to find it: the row count and the longest row.
+
+TF's kernel first gives each value a target cell (or none, past the width or the rows), then
+writes the output front to back with a cursor: a value goes to its cell, or to the cursor where its
+cell lies behind it (rows out of order), and the skipped cells get ``default``. ``dense_places``
+follows that to the cell. Where TF would read values past their end or write past its output
+(value_rowids out of order), this raises an InvalidArgumentError instead.
+"""
+import numpy as np
+from numba import njit
+
+from .errors import int_text, set_error
+from .fill import checked_dims
+from .strings import put_view, string_at, string_at_outlined
+
+
+@njit(cache=True, nogil=True)
+def _widest_split_row(splits):
+    widest = 0
+    for i in range(splits.shape[0] - 1):
+        widest = max(widest, np.int64(splits[i + 1] - splits[i]))
+    return widest
+
+
+@njit(cache=True, nogil=True)
+def _longest_run(rowids):
+    """TF's width for value_rowids: the longest run of equal neighbours (sorted or not)."""
+    widest, start = 0, 0
+    for i in range(1, rowids.shape[0]):
+        if rowids[i] != rowids[i - 1]:
+            widest = max(widest, i - start)
+            start = i
+    return max(widest, rowids.shape[0] - start)
+
+
+@njit(cache=True, nogil=True)
+def _too_few_values(err, needed, n_values):
+    """TF's kernel has no such check: it reads past the values' end."""
+    if needed > n_values:
+        set_error(err, "tf_blade: the row partition covers " + int_text(needed) + " values but there are "
+                  + int_text(n_values) + " (TF reads past their end)")
+
+
+@njit(cache=True, nogil=True)
+def _targets_of_splits(splits, rows, width, n_values, err):
+    """Each value's target cell, -1 for none, from ROW_SPLITS (TF's CalculateOutputIndexRowSplit:
+    a row of negative length takes no value, splits[0] is not checked, the total is)."""
+    total = 0
+    for i in range(splits.shape[0] - 1):
+        total += max(np.int64(splits[i + 1] - splits[i]), 0)
+    if total != splits[splits.shape[0] - 1]:
+        set_error(err, "Invalid row split size.")
+    _too_few_values(err, total, n_values)
+    if err[0] != 0:
+        return np.zeros(0, np.int64)
+    targets = np.empty(total, np.int64)
+    k = 0
+    for i in range(splits.shape[0] - 1):
+        length = np.int64(splits[i + 1] - splits[i])
+        for j in range(length):
+            targets[k] = i * width + j if i < rows and j < width else -1
+            k += 1
+    return targets
+
+
+@njit(cache=True, nogil=True)
+def _targets_of_rowids(rowids, first, rows, width, n_values, err):
+    """Each value's target cell, -1 for none, from VALUE_ROWIDS (TF's CalculateOutputIndexValueRowID:
+    the column restarts wherever the row id changes)."""
+    targets = np.empty(rowids.shape[0], np.int64)
+    target, column = -1, 0
+    for k in range(rowids.shape[0]):
+        r = np.int64(rowids[k])
+        if k == 0 or r != rowids[k - 1]:
+            if r < 0 or r >= first:  # TF compares as unsigned: a negative id fails too
+                set_error(err, ("Got current_value_rowid=" if k == 0 else "Got next_value_rowid=") + int_text(r)
+                          + " which is not less than " + int_text(first))
+                return targets
+            target = r * width if r < rows else -1
+            column = 0
+        elif target >= 0:
+            column += 1
+            target = target + 1 if column < width else -1
+        targets[k] = target
+    _too_few_values(err, rowids.shape[0], n_values)
+    return targets
+
+
+@njit(cache=True, nogil=True)
+def dense_places(partition, first_dim_size, rows, width, n_values, err):
+    """(places, rows, width): the output's dims, and the cell of each value the partition covers
+    (-1: cut off), every cell after the previous one as TF writes them. On error places is empty."""
+    none = np.zeros(0, np.int64)
+    by_rowids = first_dim_size.shape[0] == 1
+    if by_rowids:
+        first = np.int64(first_dim_size[0])
+        widest = _longest_run(partition)
+    else:
+        if partition.shape[0] == 0:
+            set_error(err, "Invalid first partition input. Tensor requires at least one element.")
+            return none, 0, 0
+        first = np.int64(partition.shape[0] - 1)
+        widest = _widest_split_row(partition)
+    dims = np.empty(2, np.int64)
+    dims[0] = rows if rows >= 0 else first
+    dims[1] = width if width >= 0 else widest
+    checked_dims(dims, err)  # MakeShape: no negative dim, no overflow
+    if err[0] != 0:
+        return none, 0, 0
+    if dims[0] * dims[1] == 0:  # TF checks nothing more
+        return none, dims[0], dims[1]
+    if first < 0:  # TF sizes a vector by it and aborts
+        set_error(err, "Dimension " + int_text(first) + " must be >= 0")
+        return none, 0, 0
+    rows, width = min(dims[0], first), dims[1]
+    if by_rowids:
+        places = _targets_of_rowids(partition, first, rows, width, n_values, err)
+    else:
+        places = _targets_of_splits(partition, rows, width, n_values, err)
+    if err[0] != 0:
+        return none, 0, 0
+    cursor, size = 0, dims[0] * dims[1]
+    for k in range(places.shape[0]):
+        if places[k] < 0:
+            continue
+        at = max(cursor, places[k])
+        if at >= size:
+            set_error(err, "tf_blade: value_rowids out of order leave value " + int_text(k)
+                      + " no cell (TF writes past its output)")
+            return none, 0, 0
+        places[k] = at
+        cursor = at + 1
+    return places, dims[0], dims[1]
+
+
+@njit(cache=True, nogil=True)
+def ragged_to_tensor(partition, first_dim_size, rows, width, values, default, err):
+    """The [rows, width] tensor of numeric ``values`` (a vector) and the scalar ``default``."""
+    places, rows, width = dense_places(partition, first_dim_size, rows, width, values.shape[0], err)
+    out = np.full(rows * width, default[0], values.dtype)
+    for k in range(places.shape[0]):
+        if places[k] >= 0:
+            out[places[k]] = values[k]
+    return out.reshape((rows, width))
+
+
+@njit(cache=True, nogil=True)
+def ragged_to_tensor_strings(partition, first_dim_size, rows, width, ids, offsets, data, default_ids,
+                             default_offsets, default_data, err):
+    """(ids [rows, width], tstrings): strings ``ids`` (a vector) laid out as ragged_to_tensor lays
+    out numbers. The tstrings are VIEWs of the values (the ones placed) and, last, of the default:
+    the caller keeps their owners alive."""
+    places, rows, width = dense_places(partition, first_dim_size, rows, width, ids.shape[0], err)
+    if err[0] != 0:
+        return np.zeros((0, 0), np.int64), np.zeros(0, np.uint8)
+    m = places.shape[0]
+    words = np.zeros(3 * (m + 1), np.uint64)  # unplaced values stay empty SMALL strings
+    out = np.full(rows * width, m, np.int64)
+    for k in range(m):
+        if places[k] >= 0:
+            buf, start, size = string_at(offsets, data, ids[k])
+            put_view(words, k, buf, start, start + size)
+            out[places[k]] = k
+    buf, start, size = string_at_outlined(default_offsets, default_data, default_ids[0])
+    put_view(words, m, buf, start, start + size)
+    return out.reshape((rows, width)), words.view(np.uint8)
