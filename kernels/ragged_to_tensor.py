@@ -1,10 +1,10 @@
-"""RaggedTensorToTensor of one ragged dimension over a vector of values (``RaggedTensor.to_tensor``,
-e.g. a split tags field padded or cut to a fixed width): TF's checks and placement, then a
-[rows, width] tensor with ``default`` where a row has no value.
+"""RaggedTensorToTensor of one ragged dimension (``RaggedTensor.to_tensor``: a split tags field
+padded or cut to a fixed width, a history's embeddings padded to [rows, length, dim]): TF's checks
+and placement, then a [rows, width, ...] tensor with the scalar ``default`` where a row has no
+value. Values of any rank; strings as a vector.
 
 The rows come as ROW_SPLITS (``first_dim_size`` empty) or, as ``tf.strings.split`` makes them, as
-FIRST_DIM_SIZE plus VALUE_ROWIDS (``first_dim_size`` the row count, shape (1,)). ``rows`` and
-``width`` are the requested shape, -1 where TF is to find it: the row count and the longest row.
+FIRST_DIM_SIZE plus VALUE_ROWIDS (``first_dim_size`` the row count, shape (1,)).
 
 TF's kernel first gives each value a target cell (or none, past the width or the rows), then
 writes the output front to back with a cursor: a value goes to its cell, or to the cursor where its
@@ -93,10 +93,21 @@ def _targets_of_rowids(rowids, first, rows, width, n_values, err):
 
 
 @njit(cache=True, nogil=True)
-def dense_places(partition, first_dim_size, rows, width, n_values, err):
-    """(places, rows, width): the output's dims, and the cell of each value the partition covers
-    (-1: cut off), every cell after the previous one as TF writes them. On error places is empty."""
-    none = np.zeros(0, np.int64)
+def _partial_dims_text(dims):
+    """A requested shape as TF prints a partial one: "[?,5,16]"."""
+    text = "["
+    for i in range(dims.shape[0]):
+        text += ("," if i > 0 else "") + ("?" if dims[i] == -1 else int_text(dims[i]))
+    return text + "]"
+
+
+@njit(cache=True, nogil=True)
+def dense_places(partition, first_dim_size, requested, value_shape, err):
+    """(places, dims): the output's dims, and the row of [rows * width, ...] each value the
+    partition covers goes to (-1: cut off), each after the previous one as TF writes them.
+    ``requested``: the shape asked for, -1 where TF is to find it (rows: the row count; width: the
+    longest row; inner dims: the values'). On error places is empty and dims zeros."""
+    none, dims = np.zeros(0, np.int64), np.zeros(requested.shape[0], np.int64)
     by_rowids = first_dim_size.shape[0] == 1
     if by_rowids:
         first = np.int64(first_dim_size[0])
@@ -104,64 +115,77 @@ def dense_places(partition, first_dim_size, rows, width, n_values, err):
     else:
         if partition.shape[0] == 0:
             set_error(err, "Invalid first partition input. Tensor requires at least one element.")
-            return none, 0, 0
+            return none, dims
         first = np.int64(partition.shape[0] - 1)
         widest = _widest_split_row(partition)
-    dims = np.empty(2, np.int64)
-    dims[0] = rows if rows >= 0 else first
-    dims[1] = width if width >= 0 else widest
+    for i in range(2, requested.shape[0]):
+        if requested[i] != -1 and requested[i] != value_shape[i - 1]:
+            set_error(err, "rt_input.shape and shape=" + _partial_dims_text(requested) + " are incompatible: rt_input.shape["
+                      + int_text(i) + "] = " + int_text(value_shape[i - 1]) + " but shape[" + int_text(i) + "] = "
+                      + int_text(requested[i]))
+            return none, dims
+        dims[i] = value_shape[i - 1]
+    dims[0] = requested[0] if requested[0] >= 0 else first
+    dims[1] = requested[1] if requested[1] >= 0 else widest
     checked_dims(dims, err)  # MakeShape: no negative dim, no overflow
     if err[0] != 0:
-        return none, 0, 0
-    if dims[0] * dims[1] == 0:  # TF checks nothing more
-        return none, dims[0], dims[1]
+        return none, np.zeros(requested.shape[0], np.int64)
+    for i in range(dims.shape[0]):
+        if dims[i] == 0:  # an empty output: TF checks nothing more
+            return none, dims
     if first < 0:  # TF sizes a vector by it and aborts
         set_error(err, "Dimension " + int_text(first) + " must be >= 0")
-        return none, 0, 0
+        return none, np.zeros(requested.shape[0], np.int64)
     rows, width = min(dims[0], first), dims[1]
     if by_rowids:
-        places = _targets_of_rowids(partition, first, rows, width, n_values, err)
+        places = _targets_of_rowids(partition, first, rows, width, value_shape[0], err)
     else:
-        places = _targets_of_splits(partition, rows, width, n_values, err)
+        places = _targets_of_splits(partition, rows, width, value_shape[0], err)
     if err[0] != 0:
-        return none, 0, 0
-    cursor, size = 0, dims[0] * dims[1]
+        return none, np.zeros(requested.shape[0], np.int64)
+    cursor, cells = 0, dims[0] * dims[1]
     for k in range(places.shape[0]):
         if places[k] < 0:
             continue
         at = max(cursor, places[k])
-        if at >= size:
+        if at >= cells:
             set_error(err, "tf_blade: value_rowids out of order leave value " + int_text(k)
                       + " no cell (TF writes past its output)")
-            return none, 0, 0
+            return none, np.zeros(requested.shape[0], np.int64)
         places[k] = at
         cursor = at + 1
-    return places, dims[0], dims[1]
+    return places, dims
 
 
 @njit(cache=True, nogil=True)
-def ragged_to_tensor(partition, first_dim_size, rows, width, values, default, err):
-    """The [rows, width] tensor of numeric ``values`` (a vector) and the scalar ``default``."""
-    places, rows, width = dense_places(partition, first_dim_size, rows, width, values.shape[0], err)
-    out = np.full(rows * width, default[0], values.dtype)
+def ragged_to_tensor(partition, first_dim_size, requested, values, default, err):
+    """The [rows, width, *values.shape[1:]] tensor of numeric ``values`` and the scalar ``default``."""
+    value_shape = np.array(values.shape, np.int64)
+    places, dims = dense_places(partition, first_dim_size, requested, value_shape, err)
+    element = 1
+    for i in range(1, value_shape.shape[0]):
+        element *= value_shape[i]
+    out = np.full((dims[0] * dims[1], element), default[0], values.dtype)
+    flat = np.ascontiguousarray(values).reshape((values.shape[0], element))
     for k in range(places.shape[0]):
         if places[k] >= 0:
-            out[places[k]] = values[k]
-    return out.reshape((rows, width))
+            for j in range(element):
+                out[places[k], j] = flat[k, j]
+    return out.reshape((dims[0], dims[1]) + values.shape[1:])
 
 
 @njit(cache=True, nogil=True)
-def ragged_to_tensor_strings(partition, first_dim_size, rows, width, ids, offsets, data, default_ids,
+def ragged_to_tensor_strings(partition, first_dim_size, requested, ids, offsets, data, default_ids,
                              default_offsets, default_data, err):
     """(ids [rows, width], tstrings): strings ``ids`` (a vector) laid out as ragged_to_tensor lays
     out numbers. The tstrings are VIEWs of the values (the ones placed) and, last, of the default:
     the caller keeps their owners alive."""
-    places, rows, width = dense_places(partition, first_dim_size, rows, width, ids.shape[0], err)
+    places, dims = dense_places(partition, first_dim_size, requested, np.array(ids.shape, np.int64), err)
     if err[0] != 0:
         return np.zeros((0, 0), np.int64), np.zeros(0, np.uint8)
     m = places.shape[0]
     words = np.zeros(3 * (m + 1), np.uint64)  # unplaced values stay empty SMALL strings
-    out = np.full(rows * width, m, np.int64)
+    out = np.full(dims[0] * dims[1], m, np.int64)
     for k in range(m):
         if places[k] >= 0:
             buf, start, size = string_at(offsets, data, ids[k])
@@ -169,4 +193,4 @@ def ragged_to_tensor_strings(partition, first_dim_size, rows, width, ids, offset
             out[places[k]] = k
     buf, start, size = string_at_outlined(default_offsets, default_data, default_ids[0])
     put_view(words, m, buf, start, start + size)
-    return out.reshape((rows, width)), words.view(np.uint8)
+    return out.reshape((dims[0], dims[1])), words.view(np.uint8)

@@ -21,10 +21,9 @@ def _compare(shape, values, default, partitions, types, index_dtype=np.int64):
     want, tf_error = run_tf("RaggedTensorToTensor", shape=tf.constant(shape, tf.int64), values=tf.constant(values),
                             default_value=tf.constant(default), row_partition_types=types,
                             row_partition_tensors=[tf.constant(p) for p in partitions])
-    rows, width = (-1, -1) if np.ndim(shape) == 0 else shape
+    requested = np.full(values.ndim + 1, -1, np.int64) if np.ndim(shape) == 0 else np.array(shape, np.int64)
     first_dim_size = partitions[0].reshape(1) if types == ROWIDS else np.zeros(0, index_dtype)
-    got, error = run_kernel(ragged_to_tensor, partitions[-1], first_dim_size, np.int64(rows), np.int64(width),
-                            values, default.reshape(1))
+    got, error = run_kernel(ragged_to_tensor, partitions[-1], first_dim_size, requested, values, default.reshape(1))
     assert_matches_tf(got, error, want, tf_error, same_message=True)
 
 
@@ -86,8 +85,8 @@ def test_where_tf_reads_or_writes_past_an_end_we_raise(partitions, types, messag
     """TF's kernel reads garbage past the values (it printed 22037 for the first case), writes
     past its output (heap corruption, then an abort) or aborts; these inputs are never given to it."""
     first_dim_size = np.array(partitions[0], np.int64).reshape(1) if types == ROWIDS else np.zeros(0, np.int64)
-    got, error = run_kernel(ragged_to_tensor, np.array(partitions[-1], np.int64), first_dim_size, np.int64(-1),
-                            np.int64(-1), np.array([1, 2, 3]), np.zeros(1, np.int64))
+    got, error = run_kernel(ragged_to_tensor, np.array(partitions[-1], np.int64), first_dim_size,
+                            np.array([-1, -1]), np.array([1, 2, 3]), np.zeros(1, np.int64))
     assert got is None and message in error
 
 
@@ -106,14 +105,28 @@ def test_fuzzed_partitions_match_tf(rng):
             partitions, types = [int(rng.integers(-2 if np.ndim(shape) == 0 or shape[0] == -1 else 0, 5)),
                                  np.sort(rowids) if rng.random() < 0.7 else rowids], ROWIDS
         first_dim_size = np.array(partitions[0], np.int64).reshape(1) if types == ROWIDS else np.zeros(0, np.int64)
-        rows, width = (-1, -1) if np.ndim(shape) == 0 else shape
+        requested = np.array([-1, -1] if np.ndim(shape) == 0 else shape, np.int64)
         _, error = run_kernel(ragged_to_tensor, np.asarray(partitions[-1], np.int64), first_dim_size,
-                              np.int64(rows), np.int64(width), values, np.zeros(1, values.dtype))
+                              requested, values, np.zeros(1, values.dtype))
         if error and error.startswith("tf_blade:") or types == SPLITS and n and partitions[0][-1] < 0:
             continue  # TF sizes a vector by the last split: a negative one aborts it
         _compare(shape, values, 0, partitions, types)
         checked += 1
     assert checked > 300
+
+
+@pytest.mark.parametrize("shape", [-1, "found", "cut", "padded", "inner given", "inner wrong"])
+@pytest.mark.parametrize("inner", [(3,), (3, 2), (0,)])
+def test_values_of_higher_rank(rng, shape, inner):
+    """Each value a block (a history's embedding vectors): TF's layout, and its message when the
+    requested inner dims are not the values'."""
+    shape = {"found": [-1, -1, *[-1] * len(inner)], "cut": [2, 1, *[-1] * len(inner)],
+             "padded": [8, 9, *[-1] * len(inner)], "inner given": [-1, -1, *inner],
+             "inner wrong": [-1, -1, *inner[:-1], inner[-1] + 1]}.get(shape, shape)
+    lengths, splits = _random_rows(rng, 6)
+    values = rng.integers(-9, 9, (splits[-1],) + inner).astype(np.float32)
+    _compare(shape, values, 0.5, [splits], SPLITS)
+    _compare(shape, values, 0.5, [6, np.repeat(np.arange(6), lengths)], ROWIDS)
 
 
 def _tags(rng, n):
@@ -177,3 +190,19 @@ def test_forms_not_lowered_stay_in_tf(rng):
     s = tf.constant(["a-b|c", "", "d|e-f-g|h|i"])
     for got, want in zip(fused(s=s), nested(s)):
         np.testing.assert_array_equal(got.numpy(), want.numpy())
+
+
+def test_padded_history_embeddings_fused(rng):
+    table = tf.constant(rng.standard_normal((50, 4)).astype(np.float32))
+
+    @tf.function(input_signature=[tf.RaggedTensorSpec([None, None], tf.int64, 1, tf.int64)])
+    def history(ids):
+        vectors = tf.ragged.map_flat_values(tf.gather, table, ids)
+        return vectors.to_tensor(shape=[None, 3, None]) * 2.0
+
+    fused = tf_blade.optimize(history, min_cluster_size=1).signatures["serving_default"]
+    assert "RaggedTensorToTensor" not in op_counts(fused), op_counts(fused)
+    for n in (1, 40):
+        r = tf.ragged.constant([list(rng.integers(0, 50, rng.integers(0, 6))) for _ in range(n)], tf.int64, ragged_rank=1)
+        got = fused(*tf.nest.flatten(r, expand_composites=True))
+        np.testing.assert_array_equal(got.numpy(), history(r).numpy())
