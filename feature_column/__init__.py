@@ -8,7 +8,6 @@ from .embedding_bag import fuse_embedding_bags
 from .hashed_id_filter import drop_hashed_id_filters
 from .int_hash import fuse_int_hashes
 from .pooled_gather import fuse_pooled_gathers
-from .segment_count import count_segments_of_ones
 from .spec import outputs_past_identities
 from .string_bag import fuse_string_bags
 
@@ -18,4 +17,4 @@ from .string_bag import fuse_string_bags
 # the string bags; the filter rewrite reads AsString + StringToHashBucketFast chains, which
 # fuse_int_hashes then replaces.
 SPEC_REWRITES = [outputs_past_identities, fuse_embedding_bags, fuse_pooled_gathers, drop_hashed_id_filters,
-                 fuse_string_bags, fuse_bag_layers, fuse_int_hashes, count_segments_of_ones]
+                 fuse_string_bags, fuse_bag_layers, fuse_int_hashes]

@@ -56,57 +56,26 @@ def _position(flat, shape):
 
 
 @njit(cache=True, nogil=True)
-def _unsorted_segment_rows(data_size, ids, ids_shape, num_segments, err):
-    """UnsortedSegmentSum's checks, in its order: num_segments >= 0, then, only when there is
-    data, every id below it (negative ids are dropped). Returns the output's rows (0 on error)."""
+def unsorted_segment_sum(data, ids, ids_shape, num_segments, err):
+    """``ids`` flat; ``ids_shape`` (int64 vector) only names a bad id's position as TF does."""
+    inner = data.shape[1]
     rows = np.int64(num_segments[0])
     if rows < 0:
         set_error(err, "Input num_segments == " + int_text(rows) + " must not be negative.")
-        return 0
-    if data_size == 0:  # TF returns before it looks at the ids only when there is no data
-        return rows
+        return np.zeros((0, inner), data.dtype)
+    out = np.zeros((rows, inner), data.dtype)
+    if data.size == 0:  # TF returns before it looks at the ids only when there is no data
+        return out
     for i in range(ids.shape[0]):
         seg = np.int64(ids[i])
+        if seg < 0:
+            continue
         if seg >= rows:
             where = "[" + _position(i, ids_shape) + "]" if ids_shape.shape[0] > 0 else ""
             set_error(err, "segment_ids" + where + " = " + int_text(seg) + " is out of range [0, " + str(rows) + ")")
-            return 0
-    return rows
-
-
-@njit(cache=True, nogil=True)
-def unsorted_segment_sum(data, ids, ids_shape, num_segments, err):
-    """``ids`` flat; ``ids_shape`` (int64 vector) only names a bad id's position as TF does."""
-    rows = _unsorted_segment_rows(data.size, ids, ids_shape, num_segments, err)
-    out = np.zeros((rows, data.shape[1]), data.dtype)
-    if err[0] != 0 or data.size == 0:
-        return out
-    for i in range(ids.shape[0]):
-        seg = np.int64(ids[i])
-        if seg >= 0:
-            for j in range(data.shape[1]):
-                out[seg, j] += data[i, j]
-    return out
-
-
-@njit(cache=True, nogil=True)
-def unsorted_segment_count(data_rows, inner, like, ids, ids_shape, num_segments, err):
-    """unsorted_segment_sum of ones shaped [data_rows, inner] (feature_column/segment_count.py),
-    without the ones: 1 added per id in ``like``'s dtype, which rounds as TF's sum of ones does,
-    then each row's count copied across the row."""
-    rows = _unsorted_segment_rows(data_rows * inner, ids, ids_shape, num_segments, err)
-    out = np.zeros((rows, inner), like.dtype)
-    if err[0] != 0 or data_rows * inner == 0:
-        return out
-    counts = np.zeros(rows, like.dtype)
-    one = np.ones(1, like.dtype)[0]
-    for i in range(ids.shape[0]):
-        seg = np.int64(ids[i])
-        if seg >= 0:
-            counts[seg] += one
-    for r in range(rows):
+            return out
         for j in range(inner):
-            out[r, j] = counts[r]
+            out[seg, j] += data[i, j]
     return out
 
 

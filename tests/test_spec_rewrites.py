@@ -59,36 +59,3 @@ def test_filter_on_ids_that_can_be_negative_stays():
     # identity / vocabulary columns: ids come from the input and may be < 0; the filter matters
     spec = _filter_spec([{"name": "id", "op": "Identity", "inputs": ["in:0"], "attrs": {}, "outputs": [[9, 1]]}])
     assert drop_hashed_id_filters(spec) == (spec, 0)
-
-
-def test_ragged_mean_counts_without_summing_ones(rng):
-    """reduce_mean over a ragged axis counts each row with _BladeSegmentCount instead of
-    UnsortedSegmentSum(Fill(Shape(values), 1)), with TF's results; empty rows still give TF's
-    0/0 = NaN."""
-    import numpy as np
-
-    from conftest import check_one_op_on_tags_fields, fused_specs
-    from tf_blade.feature_column.segment_count import count_segments_of_ones
-    table = tf.constant(rng.standard_normal((100, 8)).astype(np.float32))
-
-    @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
-    def tags_mean(s):
-        ids = tf.strings.to_hash_bucket_fast(tf.strings.split(s, "|"), 100)
-        return tf.reduce_mean(tf.ragged.map_flat_values(tf.gather, table, ids), axis=1)
-
-    (spec,) = fused_specs(tags_mean)
-    spec, n = count_segments_of_ones(spec)
-    assert n == 1 and "Fill" not in _ops(spec) and _ops(spec).count("UnsortedSegmentSum") == 1
-    check_one_op_on_tags_fields(tags_mean, rng, batches=(0, 1, 100))
-
-    import tf_blade
-
-    @tf.function(input_signature=[tf.RaggedTensorSpec([None, None], tf.int64, 1, tf.int64)])
-    def ids_mean(ids):
-        return tf.reduce_mean(tf.ragged.map_flat_values(tf.gather, table, ids), axis=1)
-
-    fused = tf_blade.optimize(ids_mean, min_cluster_size=1).signatures["serving_default"]
-    ids = tf.ragged.constant([[1, 2, 2], [], [7], [], [3, 99, 5, 5]], tf.int64)
-    got = fused(*tf.nest.flatten(ids, expand_composites=True)).numpy()
-    assert np.isnan(got[1]).all()
-    np.testing.assert_array_equal(got, ids_mean(ids).numpy())

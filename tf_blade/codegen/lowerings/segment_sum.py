@@ -1,12 +1,8 @@
-"""SegmentSum, SegmentMax (integers: Eigen's float max orders NaNs by vector position),
-UnsortedSegmentSum and _BladeSegmentCount (an UnsortedSegmentSum of ones, feature_column/
-segment_count.py): data viewed as [segment-id positions, inner]."""
+"""SegmentSum, SegmentMax (integers: Eigen's float max orders NaNs by vector position) and
+UnsortedSegmentSum: data viewed as [segment-id positions, inner]."""
 from ..dtypes import FLOAT
 from ..registry import Lowering, lowering
 from ._common import numeric_only
-
-
-_UNSORTED = {"UnsortedSegmentSum": "unsorted_segment_sum", "_BladeSegmentCount": "unsorted_segment_count"}
 
 
 @lowering("SegmentSum", "SegmentMax", "UnsortedSegmentSum")
@@ -25,29 +21,20 @@ class SegmentSumLowering(Lowering):
 
     def emit(self, node, ins, em):
         data, ids = ins[:2]
-        unsorted = _UNSORTED.get(node.op)
-        lead = ids.rank if unsorted else 1
+        lead = ids.rank if node.op == "UnsortedSegmentSum" else 1
         size = lambda dims: " * ".join(f"{data.var}.shape[{d}]" for d in dims) or "1"
         ids_shape = f"np.array({ids.var}.shape, np.int64)" if ids.rank else "np.zeros(0, np.int64)"
-        if unsorted:
+        if node.op == "UnsortedSegmentSum":
             em.call(0, f"{em.kernel('segment_sum', 'check_prefix')}(np.array({data.var}.shape, np.int64), {ids_shape}, err)", True)
         view = f"np.ascontiguousarray({data.var}).reshape(({size(range(lead))}, {size(range(lead, data.rank))}))"
         ids_flat = f"np.ascontiguousarray({ids.var}).ravel()"
-        if node.op == "_BladeSegmentCount":  # data: what the ones are shaped like
-            view = f"{size(range(lead))}, {size(range(lead, data.rank))}, np.zeros(1, np.{node.out_dtypes[0]})"
-        if not unsorted:
+        if node.op != "UnsortedSegmentSum":
             take_max = node.op == "SegmentMax"
             call = f"{em.kernel('segment_sum', 'segment_sum')}({view}, {ids_flat}, err, {take_max})"
         else:
-            call = f"{em.kernel('segment_sum', unsorted)}({view}, {ids_flat}, {ids_shape}, {ins[2].var}, err)"
+            call = f"{em.kernel('segment_sum', 'unsorted_segment_sum')}({view}, {ids_flat}, {ids_shape}, {ins[2].var}, err)"
         (flat,) = em.call(1, call, True)
         dims = [f"{flat}.shape[0]"] + [f"{data.var}.shape[{d}]" for d in range(lead, data.rank)]
         out = em.tmp()
         em.line(f"{out} = {flat}.reshape(({', '.join(dims)},))")
         return [out]
-
-
-@lowering("_BladeSegmentCount")
-class SegmentCountLowering(SegmentSumLowering):
-    def check(self, node, graph):
-        return "exists only inside cluster specs"
