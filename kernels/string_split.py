@@ -18,6 +18,7 @@ from numba import njit
 from .ragged_to_sparse import sparse_of_rows
 from .strings import TSTRING_BYTES, put_view, string_at, string_at_outlined
 
+
 @njit(cache=True, nogil=True, inline="always")
 def _is_space(b):  # absl::ascii_isspace, which TF's str_util uses
     return b == 32 or (b >= 9 and b <= 13)

@@ -201,10 +201,13 @@ def check_one_op_on_tags_fields(f, rng, batches=(0, 1, 100)):
     import tensorflow as tf
 
     import tf_blade
+    from tf_blade.runtime.bridge import native_bridge
     fused = tf_blade.optimize(f).signatures["serving_default"]
     assert set(op_counts(fused)) - {"Placeholder", "Identity", "NoOp"} == {"BladeFusedCall"}, op_counts(fused)
+    fallbacks = native_bridge().fallback_count()  # a first call that differed would fall back to TF
     for n in batches:
         s = tf.constant(["|".join(f"t{v}" for v in rng.zipf(1.3, rng.integers(0, 6))) for _ in range(n)], tf.string)
         got = fused(s=s)
         got = next(iter(got.values())) if isinstance(got, dict) else got
         np.testing.assert_array_equal(got.numpy(), f(s).numpy())
+    assert native_bridge().fallback_count() == fallbacks

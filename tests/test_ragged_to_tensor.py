@@ -9,6 +9,7 @@ import tensorflow as tf
 import tf_blade
 from conftest import assert_matches_tf, check_one_op_on_tags_fields, op_counts, run_kernel, run_tf
 from tf_blade.kernels.ragged_to_tensor import ragged_to_tensor
+from tf_blade.runtime.bridge import native_bridge
 
 SPLITS, ROWIDS = ["ROW_SPLITS"], ["FIRST_DIM_SIZE", "VALUE_ROWIDS"]
 SHAPES = [-1, [-1, -1], [-1, 2], [3, -1], [2, 4], [0, -1], [-1, 0]]
@@ -69,25 +70,37 @@ def test_value_dtypes(rng, dtype):
     ([-1, -1], [1, 2, 3], [0, [0, 0, 0]], ROWIDS),
     ([-1, -1], [1, 2, 3], [3, [1, 1, 2]], ROWIDS),
     ([-1, -1], [1, 2, 3, 4], [3, [1, 0]], ROWIDS),       # out of order, but inside the output: TF's cells
+    ([1, -1], [1], [[0, 1, 3]], SPLITS),                 # fewer values than the splits cover, but
+    ([-1, 1], [1], [[0, 3]], SPLITS),                    # those missing are cut off: TF never reads them
+    ([1, -1], [1, 2], [2, [0, 0, 1, 1, 1]], ROWIDS),
+    ([-1, 4], [1, 2, 3], [2 ** 40, [0, 0, 1]], ROWIDS),  # OOM when allocating (a ResourceExhaustedError)
 ])
 def test_edge_cases_match_tf(shape, values, partitions, types):
     _compare(shape, values, 0, partitions, types)
 
 
-@pytest.mark.parametrize("partitions,types,message", [
-    ([[0, 2, 5]], SPLITS, "covers 5 values but there are 3"),
-    ([2, [0, 0, 1, 1, 1]], ROWIDS, "covers 5 values but there are 3"),
-    ([3, [1, 0, 1]], ROWIDS, "out of order"),
-    ([2, [1, 1, 0]], ROWIDS, "out of order"),
-    ([[4, 7, -1]], SPLITS, "Invalid row split size."),  # TF aborts (it reserves -1 places)
+@pytest.mark.parametrize("shape,partitions,types,message", [
+    ([-1, -1], [[0, 2, 5]], SPLITS, "value 3 has a cell but there are only 3 values"),
+    ([-1, -1], [2, [0, 0, 1, 1, 1]], ROWIDS, "value 3 has a cell but there are only 3 values"),
+    ([-1, 1], [2, [0, 0, 0, 1, 1]], ROWIDS, "value 3 has a cell but there are only 3 values"),  # TF: [[1], [65]]
+    ([-1, -1], [3, [1, 0, 1]], ROWIDS, "out of order"),
+    ([-1, -1], [2, [1, 1, 0]], ROWIDS, "out of order"),
+    ([5, -1], [-1, [0]], ROWIDS, "tf_blade: a row count of -1"),  # TF sizes a vector by it and aborts
+    ([-1, -1], [[4, 7, -1]], SPLITS, "Invalid row split size."),  # TF aborts (it reserves -1 places)
 ])
-def test_where_tf_reads_or_writes_past_an_end_we_raise(partitions, types, message):
+def test_where_tf_reads_or_writes_past_an_end_we_raise(shape, partitions, types, message):
     """TF's kernel reads garbage past the values (it printed 22037 for the first case), writes
     past its output (heap corruption, then an abort) or aborts; these inputs are never given to it."""
     first_dim_size = np.array(partitions[0], np.int64).reshape(1) if types == ROWIDS else np.zeros(0, np.int64)
     got, error = run_kernel(ragged_to_tensor, np.array(partitions[-1], np.int64), first_dim_size,
-                            np.array([-1, -1]), np.array([1, 2, 3]), np.zeros(1, np.int64))
+                            np.array(shape), np.array([1, 2, 3]), np.zeros(1, np.int64))
     assert got is None and message in error
+
+
+@pytest.mark.parametrize("shape", [[0, -1], [-1, -1], [1, 2]])
+def test_int32_row_lengths_wrap_as_tfs(shape):
+    """TF computes row lengths in the splits' type: 2**31 - 1 - -2**31 is -1 in int32."""
+    _compare(shape, [1, 2, 3], 0, [[-2 ** 31, 2 ** 31 - 1]], SPLITS, np.int32)
 
 
 def test_fuzzed_partitions_match_tf(rng):
@@ -143,6 +156,14 @@ def test_padded_tags_hash_in_one_op(rng, default):
     check_one_op_on_tags_fields(padded, rng, batches=(0, 1, 100))
 
 
+def _same_without_fallback(fused, f, *inputs):
+    """``fused`` gives ``f``'s results on ``inputs`` (flattened) and did not fall back to TF (the
+    first-run check would hide a wrong first answer)."""
+    fallbacks = native_bridge().fallback_count()
+    np.testing.assert_array_equal(fused(*tf.nest.flatten(inputs, expand_composites=True)).numpy(), f(*inputs).numpy())
+    assert native_bridge().fallback_count() == fallbacks
+
+
 def test_padded_tokens_of_strings_made_in_the_op_stay_valid(rng):
     """AsString's buffer is freed after its last use unless the views' owner holds it: hash
     after to_tensor after split, with allocations in between, 20 calls."""
@@ -155,8 +176,7 @@ def test_padded_tokens_of_strings_made_in_the_op_stay_valid(rng):
     fused = tf_blade.optimize(padded).signatures["serving_default"]
     assert "RaggedTensorToTensor" not in op_counts(fused), op_counts(fused)
     for _ in range(20):
-        x = tf.constant(rng.integers(0, 10 ** 9, 300))
-        np.testing.assert_array_equal(fused(x=x).numpy(), padded(x).numpy())
+        _same_without_fallback(fused, padded, tf.constant(rng.integers(0, 10 ** 9, 300)))
 
 
 def test_ragged_ids_to_tensor_fused_and_its_errors(rng):
@@ -169,24 +189,29 @@ def test_ragged_ids_to_tensor_fused_and_its_errors(rng):
     for n in (0, 1, 60):
         r = tf.ragged.constant([list(rng.integers(-9, 9, rng.integers(0, 6))) for _ in range(n)], tf.int64,
                                ragged_rank=1) if n else tf.RaggedTensor.from_row_splits(tf.zeros(0, tf.int64), [0])
-        got = fused(*tf.nest.flatten(r, expand_composites=True))
-        np.testing.assert_array_equal(got.numpy(), dense(r).numpy())
+        _same_without_fallback(fused, dense, r)
     with pytest.raises(tf.errors.InvalidArgumentError, match="Invalid row split size"):
         fused(tf.constant([1, 2, 3], tf.int64), tf.constant([0, 2, 1, 3], tf.int64))
 
 
 def test_forms_not_lowered_stay_in_tf(rng):
-    """Two ragged dimensions, and a string default computed in the graph, stay TF ops; the rest
-    of the function still fuses around them and the results are TF's."""
+    """Two ragged dimensions, a string default computed in the graph, and a dim past int32 with
+    int32 splits (TF truncates it: 2**32 + 2 rows become 2) stay TF ops; the rest of the function
+    still fuses around them and the results are TF's."""
     @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
     def nested(s):
         words = tf.strings.split(tf.strings.split(s, "|"), "-")  # two ragged dimensions
         pad = tf.strings.substr(s[0], 0, 1)  # a default read from the input
+        lengths = tf.strings.length(s)
+        truncated = tf.raw_ops.RaggedTensorToTensor(
+            shape=tf.constant([2 ** 32 + 2, -1], tf.int64), values=lengths * 3, default_value=tf.constant(0),
+            row_partition_tensors=[tf.constant([0, 1, 3], tf.int32)], row_partition_types=["ROW_SPLITS"])
         return (tf.strings.to_hash_bucket_fast(words.to_tensor("", shape=[None, 3, 2]), 100),
-                tf.strings.to_hash_bucket_fast(tf.strings.split(s, "|").to_tensor(pad, shape=[None, 2]), 100))
+                tf.strings.to_hash_bucket_fast(tf.strings.split(s, "|").to_tensor(pad, shape=[None, 2]), 100),
+                truncated + 1)
 
     fused = tf_blade.optimize(nested, min_cluster_size=1).signatures["serving_default"]
-    assert op_counts(fused)["RaggedTensorToTensor"] == 2, op_counts(fused)
+    assert op_counts(fused)["RaggedTensorToTensor"] == 3, op_counts(fused)
     s = tf.constant(["a-b|c", "", "d|e-f-g|h|i"])
     for got, want in zip(fused(s=s), nested(s)):
         np.testing.assert_array_equal(got.numpy(), want.numpy())
@@ -204,5 +229,4 @@ def test_padded_history_embeddings_fused(rng):
     assert "RaggedTensorToTensor" not in op_counts(fused), op_counts(fused)
     for n in (1, 40):
         r = tf.ragged.constant([list(rng.integers(0, 50, rng.integers(0, 6))) for _ in range(n)], tf.int64, ragged_rank=1)
-        got = fused(*tf.nest.flatten(r, expand_composites=True))
-        np.testing.assert_array_equal(got.numpy(), history(r).numpy())
+        _same_without_fallback(fused, history, r)

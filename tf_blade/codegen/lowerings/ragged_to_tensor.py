@@ -7,7 +7,7 @@ built (a constant shape, a scalar default, a constant one for strings); anything
 and gets TF's error. String results are VIEWs of the values and the default, held by their owner."""
 import numpy as np
 
-from ..dtypes import STRING
+from ..dtypes import STRING, numpy_name
 from ..registry import Lowering, lowering
 from ._common import const_input, const_value
 
@@ -39,8 +39,11 @@ class RaggedTensorToTensorLowering(Lowering):
             return "values of unknown rank or a default that is not a scalar (others are not lowered)"
         if const_input(graph, node, 0):
             return "the shape is not a constant"
-        if _requested(const_value(graph, node.inputs[0]), values_rank + 1) is None:
+        requested = _requested(const_value(graph, node.inputs[0]), values_rank + 1)
+        if requested is None:
             return "a shape TF rejects (TF raises)"
+        if numpy_name(graph.dtype_of(node.inputs[3])) == "int32" and (requested > np.iinfo(np.int32).max).any():
+            return "a dim past int32 with int32 row partitions (TF truncates it)"
         if graph.dtype_of(node.inputs[1]) == STRING:
             if values_rank != 1:
                 return "string values of rank 2 or more"
