@@ -1,12 +1,11 @@
-"""kernels/elementwise.py: broadcast_shape against tf.raw_ops.BroadcastArgs, flat_pair against
-NumPy's broadcast, select_rows against
+"""kernels/elementwise.py: broadcast_shape against tf.raw_ops.BroadcastArgs, select_rows against
 tf.raw_ops.Select (v1, vector condition), fused Select v1 against TF, string_equals_const against tf.raw_ops.Equal."""
 import numpy as np
 import pytest
 import tensorflow as tf
 from hypothesis import given, settings, strategies as st
 
-from tf_blade.kernels.elementwise import broadcast_shape, flat_pair, select_rows, string_equals_const
+from tf_blade.kernels.elementwise import broadcast_shape, select_rows, string_equals_const
 from tf_blade.kernels.errors import error_text, new_error_buffer
 
 
@@ -55,24 +54,6 @@ def test_broadcast_shape_edges():
                  ([5, 1, 3], [4, 1]), ([5, 2, 3], [4, 3]), ([2**40], [1]), ([1], [2**40])]:
         check_broadcast(a, b)
         check_broadcast(b, a)
-
-
-@settings(max_examples=300, deadline=None)
-@given(shape=st.lists(st.sampled_from([0, 1, 2, 3]), max_size=4), data=st.data())
-def test_flat_pair_broadcasts_as_numpy(shape, data):
-    """The 2-D forms the binary ops compute on (views, or copies for a middle axis repeated), then
-    reshaped, give NumPy's broadcast of the operands, whatever the split."""
-    def operand():
-        k = data.draw(st.integers(0, len(shape)))
-        dims = [1 if data.draw(st.booleans()) else d for d in shape[len(shape) - k:]]
-        return np.arange(int(np.prod(dims)), dtype=np.int64).reshape(tuple(dims) or (1,)) * 7 + 1, len(dims)
-    (a, ra), (b, rb) = operand(), operand()
-    err = new_error_buffer()
-    out_shape = broadcast_shape(a.shape, b.shape, ra, rb, err)
-    a2, b2 = flat_pair(a, b, out_shape)
-    assert a2.ndim == b2.ndim == 2
-    want = a * 1000 + b
-    np.testing.assert_array_equal((a2 * 1000 + b2).reshape(tuple(out_shape) or (1,)), want)
 
 
 # --------------------------------------------------------------------------------------------

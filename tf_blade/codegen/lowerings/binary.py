@@ -48,22 +48,20 @@ class BinaryLowering(Lowering):
             eq = f"{em.kernel('elementwise', 'string_equals_const')}({a.var}, {a.off}, {a.dat}, {em.const(_bytes(text))})"
             em.line(f"{out} = {eq}" if node.op == "Equal" else f"{out} = ~{eq}")
             return [out]
-        (shape,) = em.call(1, f"{em.kernel('elementwise', 'broadcast_shape')}({a.var}.shape, {b.var}.shape, {a.rank}, {b.rank}, err)", True)
+        em.call(1, f"{em.kernel('elementwise', 'broadcast_shape')}({a.var}.shape, {b.var}.shape, {a.rank}, {b.rank}, err)", True)
         float_mod = node.op == "FloorMod" and node.out_dtypes[0].startswith("float")
         if node.op == "FloorMod" and not float_mod:
             em.call(0, f"{em.kernel('elementwise', 'check_divisors')}({a.var}.size, {b.var}, err)", True)
-        # on 2-D views of the operands: Numba's N-D broadcast is slow (kernels/elementwise.py flat_pair)
-        x, y = em.call(2, f"{em.kernel('elementwise', 'flat_pair')}({a.var}, {b.var}, {shape})", False)
-        expr = _EXPR[node.op].format(a=x, b=y)
+        expr = _EXPR[node.op].format(a=a.var, b=b.var)
         if float_mod:
             # TF: fmod, moved to the divisor's sign unless it is 0. NumPy's % would also give
             # that zero the divisor's sign; TF keeps fmod's (the dividend's).
             rem = em.tmp()
-            em.line(f"{rem} = np.fmod({x}, {y})")
-            expr = f"np.where(({rem} != 0) & (({y} < 0) != ({rem} < 0)), {rem} + {y}, {rem})"
+            em.line(f"{rem} = np.fmod({a.var}, {b.var})")
+            expr = f"np.where(({rem} != 0) & (({b.var} < 0) != ({rem} < 0)), {rem} + {b.var}, {rem})"
         if node.out_dtypes[0] != "bool":
             expr += f".astype(np.{node.out_dtypes[0]})"  # NumPy may widen small ints
-        em.line(f"{out} = {em.reshape(expr, shape, node.out_ranks[0])}")
+        em.line(f"{out} = {expr}")
         return [out]
 
 
