@@ -9,7 +9,7 @@ across threads and sums the partial bins, so float weights there agree within ro
 import numpy as np
 from numba import njit
 
-from .errors import OOM_PREFIX, dims_text, int_text, set_error
+from .errors import dims_text, int_text, out_of_memory, set_error
 
 
 @njit(cache=True, nogil=True)
@@ -29,7 +29,7 @@ def _allocate(shape, empty, err):
     try:  # size is data: it may ask for more than can be allocated
         return np.zeros(shape, empty.dtype), True
     except Exception:
-        set_error(err, OOM_PREFIX + " tensor with shape" + dims_text(shape))
+        out_of_memory(err, shape)
         return empty, False
 
 

@@ -56,6 +56,13 @@ def error_text(err):
 
 
 @njit(cache=True, nogil=True)
+def out_of_memory(err, dims):
+    """TF's message (a ResourceExhaustedError, OOM_PREFIX) for an output of ``dims`` that cannot
+    be allocated."""
+    set_error(err, OOM_PREFIX + " tensor with shape" + dims_text(dims))
+
+
+@njit(cache=True, nogil=True)
 def dims_text(dims):
     """A shape (array or tuple of ints) the way TensorFlow prints one in messages: "[2,3]"."""
     s = "["

@@ -16,7 +16,7 @@ InvalidArgumentError instead, its message starting "tf_blade:".
 import numpy as np
 from numba import njit
 
-from .errors import OOM_PREFIX, dims_text, int_text, set_error
+from .errors import int_text, out_of_memory, set_error
 from .fill import checked_dims
 from .strings import put_view, string_at, string_at_outlined
 
@@ -79,12 +79,13 @@ def _places_of_splits(splits, rows, width, n_values, err):
 
 
 @njit(cache=True, nogil=True)
-def _places_of_rowids(rowids, first, rows, width, n_values, err):
+def _places_of_rowids(rowids, first, rows, width, cells, n_values, err):
     """Cells of the values from VALUE_ROWIDS (TF's CalculateOutputIndexValueRowID: the column
     restarts wherever the row id changes), then moved as TF writes them: front to back, a value
-    whose cell lies behind the last one written (ids out of order) goes to the next cell instead."""
+    whose cell lies behind the last one written (ids out of order) goes to the next cell instead,
+    which may lie in the padding rows, as long as it is one of the output's ``cells``."""
     places = np.full(rowids.shape[0], -1, np.int64)
-    target, column, cursor, cells = -1, 0, 0, rows * width
+    target, column, cursor = -1, 0, 0
     for k in range(rowids.shape[0]):
         r = np.int64(rowids[k])
         if k == 0 or r != rowids[k - 1]:
@@ -155,17 +156,12 @@ def dense_places(partition, first_dim_size, requested, value_shape, err):
         return none, np.zeros(requested.shape[0], np.int64)
     rows, width, n_values = min(dims[0], first), dims[1], value_shape[0]
     if by_rowids:
-        places = _places_of_rowids(partition, first, rows, width, n_values, err)
+        places = _places_of_rowids(partition, first, rows, width, dims[0] * dims[1], n_values, err)
     else:
         places = _places_of_splits(partition, rows, width, n_values, err)
     if err[0] != 0:
         return none, np.zeros(requested.shape[0], np.int64)
     return places, dims
-
-
-@njit(cache=True, nogil=True)
-def _out_of_memory(err, dims):
-    set_error(err, OOM_PREFIX + " tensor with shape" + dims_text(dims))
 
 
 @njit(cache=True, nogil=True)
@@ -179,7 +175,7 @@ def ragged_to_tensor(partition, first_dim_size, requested, values, default, err)
     try:  # the row count is data: it may ask for more than can be allocated
         out = np.full((dims[0] * dims[1], element), default[0], values.dtype)
     except Exception:
-        _out_of_memory(err, dims)
+        out_of_memory(err, dims)
         return np.full((0, element), default[0], values.dtype).reshape((0, 0) + values.shape[1:])
     flat = np.ascontiguousarray(values).reshape((values.shape[0], element))
     for k in range(places.shape[0]):
@@ -202,7 +198,7 @@ def ragged_to_tensor_strings(partition, first_dim_size, requested, ids, offsets,
     try:  # the row count is data: it may ask for more than can be allocated
         out = np.full(dims[0] * dims[1], m, np.int64)
     except Exception:
-        _out_of_memory(err, dims)
+        out_of_memory(err, dims)
         return np.zeros((0, 0), np.int64), np.zeros(0, np.uint8)
     words = np.zeros(3 * (m + 1), np.uint64)  # unplaced values stay empty SMALL strings
     for k in range(m):

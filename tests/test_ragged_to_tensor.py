@@ -15,16 +15,23 @@ SPLITS, ROWIDS = ["ROW_SPLITS"], ["FIRST_DIM_SIZE", "VALUE_ROWIDS"]
 SHAPES = [-1, [-1, -1], [-1, 2], [3, -1], [2, 4], [0, -1], [-1, 0]]
 
 
-def _compare(shape, values, default, partitions, types, index_dtype=np.int64):
-    """The kernel's result or message against TF's, on one input."""
+def _run(shape, values, default, partitions, types, index_dtype=np.int64):
+    """(result, None) or (None, message) of the kernel, given the op's inputs as TF takes them."""
     partitions = [np.asarray(p, index_dtype) for p in partitions]
-    values, default = np.asarray(values), np.asarray(default, np.asarray(values).dtype)
-    want, tf_error = run_tf("RaggedTensorToTensor", shape=tf.constant(shape, tf.int64), values=tf.constant(values),
-                            default_value=tf.constant(default), row_partition_types=types,
-                            row_partition_tensors=[tf.constant(p) for p in partitions])
+    values = np.asarray(values)
     requested = np.full(values.ndim + 1, -1, np.int64) if np.ndim(shape) == 0 else np.array(shape, np.int64)
     first_dim_size = partitions[0].reshape(1) if types == ROWIDS else np.zeros(0, index_dtype)
-    got, error = run_kernel(ragged_to_tensor, partitions[-1], first_dim_size, requested, values, default.reshape(1))
+    return run_kernel(ragged_to_tensor, partitions[-1], first_dim_size, requested, values,
+                      np.asarray(default, values.dtype).reshape(1))
+
+
+def _compare(shape, values, default, partitions, types, index_dtype=np.int64):
+    """The kernel's result or message against TF's, on one input."""
+    values = np.asarray(values)
+    want, tf_error = run_tf("RaggedTensorToTensor", shape=tf.constant(shape, tf.int64), values=tf.constant(values),
+                            default_value=tf.constant(np.asarray(default, values.dtype)), row_partition_types=types,
+                            row_partition_tensors=[tf.constant(np.asarray(p, index_dtype)) for p in partitions])
+    got, error = _run(shape, values, default, partitions, types, index_dtype)
     assert_matches_tf(got, error, want, tf_error, same_message=True)
 
 
@@ -70,6 +77,7 @@ def test_value_dtypes(rng, dtype):
     ([-1, -1], [1, 2, 3], [0, [0, 0, 0]], ROWIDS),
     ([-1, -1], [1, 2, 3], [3, [1, 1, 2]], ROWIDS),
     ([-1, -1], [1, 2, 3, 4], [3, [1, 0]], ROWIDS),       # out of order, but inside the output: TF's cells
+    ([3, -1], [1, 2], [2, [1, 0]], ROWIDS),              # the same, moved into a padding row
     ([1, -1], [1], [[0, 1, 3]], SPLITS),                 # fewer values than the splits cover, but
     ([-1, 1], [1], [[0, 3]], SPLITS),                    # those missing are cut off: TF never reads them
     ([1, -1], [1, 2], [2, [0, 0, 1, 1, 1]], ROWIDS),
@@ -91,9 +99,7 @@ def test_edge_cases_match_tf(shape, values, partitions, types):
 def test_where_tf_reads_or_writes_past_an_end_we_raise(shape, partitions, types, message):
     """TF's kernel reads garbage past the values (it printed 22037 for the first case), writes
     past its output (heap corruption, then an abort) or aborts; these inputs are never given to it."""
-    first_dim_size = np.array(partitions[0], np.int64).reshape(1) if types == ROWIDS else np.zeros(0, np.int64)
-    got, error = run_kernel(ragged_to_tensor, np.array(partitions[-1], np.int64), first_dim_size,
-                            np.array(shape), np.array([1, 2, 3]), np.zeros(1, np.int64))
+    got, error = _run(shape, [1, 2, 3], 0, partitions, types)
     assert got is None and message in error
 
 
@@ -117,10 +123,7 @@ def test_fuzzed_partitions_match_tf(rng):
             rowids = rng.integers(-1, 4, n)
             partitions, types = [int(rng.integers(-2 if np.ndim(shape) == 0 or shape[0] == -1 else 0, 5)),
                                  np.sort(rowids) if rng.random() < 0.7 else rowids], ROWIDS
-        first_dim_size = np.array(partitions[0], np.int64).reshape(1) if types == ROWIDS else np.zeros(0, np.int64)
-        requested = np.array([-1, -1] if np.ndim(shape) == 0 else shape, np.int64)
-        _, error = run_kernel(ragged_to_tensor, np.asarray(partitions[-1], np.int64), first_dim_size,
-                              requested, values, np.zeros(1, values.dtype))
+        _, error = _run(shape, values, 0, partitions, types)
         if error and error.startswith("tf_blade:") or types == SPLITS and n and partitions[0][-1] < 0:
             continue  # TF sizes a vector by the last split: a negative one aborts it
         _compare(shape, values, 0, partitions, types)
