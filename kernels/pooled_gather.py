@@ -64,6 +64,27 @@ def pool_rows(table, ids, mean, out, first_row, total_rows):
         _pool_in_order(table, ids, mean, out)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _in_dtype(table, k):
+    """``k`` in the table's dtype (a float32 divisor keeps a mean's division in float32)."""
+    scalar = np.empty(1, table.dtype)
+    scalar[0] = k
+    return scalar[0]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _divide(acc, k, divisor):
+    """acc / k. The same bits as dividing in float64 and rounding when ``divisor`` (k in acc's
+    dtype) is exact (a correctly rounded double quotient rounds again correctly), and 1.7x less time
+    a pooled row than the float64 division ``acc / k`` makes Numba do (keras-prep's columns)."""
+    if divisor == k:
+        for c in range(acc.shape[0]):
+            acc[c] = acc[c] / divisor
+    else:
+        for c in range(acc.shape[0]):
+            acc[c] = acc[c] / k
+
+
 @njit(cache=True, nogil=True, inline="always")  # once a row: a call would take references
 def _prefetch_rows(table, ids, r):
     for j in range(ids.shape[1]):
@@ -77,6 +98,7 @@ def _pool_in_order(table, ids, mean, out):
     width = table.shape[1]
     acc = np.empty(width, table.dtype)
     zero = np.zeros(1, table.dtype)[0]
+    divisor = _in_dtype(table, k)
     ahead = max(PREFETCH_IDS // k, 1)  # in output rows
     for r in range(min(ahead, rows)):
         _prefetch_rows(table, ids, r)
@@ -95,8 +117,7 @@ def _pool_in_order(table, ids, mean, out):
             for c in range(width):
                 acc[c] += table[t, c]
         if mean:
-            for c in range(width):
-                acc[c] = acc[c] / k
+            _divide(acc, k, divisor)
         for c in range(width):
             out[r, c] = acc[c]
 
@@ -113,6 +134,7 @@ def _pool_unrolled(table, ids, mean, out, first_row, total_rows, lanes):
     acc2 = np.empty(width, table.dtype)
     acc3 = np.empty(width, table.dtype)
     zero = np.zeros(1, table.dtype)[0]
+    divisor = _in_dtype(table, k)
     for r in range(rows):
         if r + 1 < rows:
             _prefetch_rows(table, ids, r + 1)
@@ -144,7 +166,6 @@ def _pool_unrolled(table, ids, mean, out, first_row, total_rows, lanes):
                         s += table[ids[r, j], c]
                     acc[c] = s
         if mean:
-            for c in range(width):
-                acc[c] = acc[c] / k
+            _divide(acc, k, divisor)
         for c in range(width):
             out[r, c] = acc[c]
