@@ -14,7 +14,7 @@ from numba import njit
 
 from .gather import index_miss
 from .prefetch import PREFETCH_IDS, prefetch_row
-from .reduce import EIGEN_UNROLL, PACKET_BYTES, in_whole_packet, reduce_sum
+from .reduce import EIGEN_UNROLL, PACKET_BYTES, add_rows, in_whole_packet, reduce_sum
 
 
 @njit(cache=True, nogil=True)
@@ -97,7 +97,6 @@ def _pool_in_order(table, ids, mean, out):
     rows, k = ids.shape
     width = table.shape[1]
     acc = np.empty(width, table.dtype)
-    zero = np.zeros(1, table.dtype)[0]
     divisor = _in_dtype(table, k)
     ahead = max(PREFETCH_IDS // k, 1)  # in output rows
     for r in range(min(ahead, rows)):
@@ -110,12 +109,10 @@ def _pool_in_order(table, ids, mean, out):
             for c in range(width):
                 out[r, c] = table[t, c]
             continue
-        for c in range(width):
-            acc[c] = zero + table[t, c]  # TF adds from +0.0
-        for j in range(1, k):
-            t = ids[r, j]
-            for c in range(width):
-                acc[c] += table[t, c]
+        for j in range(0, k, 4):  # TF adds from +0.0
+            n = min(4, k - j)
+            add_rows(acc, table, n, ids[r, j], ids[r, j + min(1, n - 1)], ids[r, j + min(2, n - 1)],
+                     ids[r, j + n - 1], j == 0)
         if mean:
             _divide(acc, k, divisor)
         for c in range(width):

@@ -37,6 +37,26 @@ PACKET_BYTES = 32 if platform.machine().lower() in ("x86_64", "amd64") else 0
 
 
 @njit(cache=True, nogil=True, inline="always")
+def add_rows(acc, table, n, a, b, c, d, start):
+    """acc (``start``: +0.0, as TF's reducers start) += table rows a, b, c, d (the first ``n`` of
+    them, n in 1..4), added to each element in that order, in one loop: a loop a table row cost
+    a pooled row of 4 ids 25 ns, one loop per four 19 ns (each loop's set-up and alias checks)."""
+    zero = acc.dtype.type(0)
+    if n >= 4:
+        for i in range(acc.shape[0]):
+            acc[i] = ((((zero if start else acc[i]) + table[a, i]) + table[b, i]) + table[c, i]) + table[d, i]
+    elif n == 3:
+        for i in range(acc.shape[0]):
+            acc[i] = (((zero if start else acc[i]) + table[a, i]) + table[b, i]) + table[c, i]
+    elif n == 2:
+        for i in range(acc.shape[0]):
+            acc[i] = ((zero if start else acc[i]) + table[a, i]) + table[b, i]
+    else:
+        for i in range(acc.shape[0]):
+            acc[i] = (zero if start else acc[i]) + table[a, i]
+
+
+@njit(cache=True, nogil=True, inline="always")
 def in_whole_packet(o, n_out, inner, lanes):
     """Whether TF computes output ``o`` (flat index, of ``n_out``) of a reduction that keeps its
     ``inner`` innermost outputs together as part of a packet, in the 4-accumulator order (module

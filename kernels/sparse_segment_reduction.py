@@ -10,6 +10,7 @@ from numba import njit
 
 from .errors import OOM_PREFIX, int_text, set_error
 from .prefetch import PREFETCH_IDS, prefetch_row
+from .reduce import add_rows
 
 SUM, MEAN, SQRTN = 0, 1, 2
 NO_NUM_SEGMENTS = -(1 << 62)  # num_segments for the ops without it (TF reads it as int32, so
@@ -39,40 +40,41 @@ def reduce_runs(data, rows, starts, targets, mode, out):
         if num == 0:
             continue
         first = rows[start]
+        seg = targets[q]
+        if num == 1:  # a row alone is itself (TF scales only longer segments)
+            for c in range(width):
+                out[seg, c] = data[first, c]
+            continue
         for c in range(width):
             acc[c] = data[first, c]
-        if num > 1:
-            r = num & 7
-            if r < 2:
-                r += 8
-            for k in range(start + 1, start + r):
-                row = rows[k]
-                for c in range(width):
-                    acc[c] += data[row, c]
-            for b in range(start + r, end, 8):
-                first = rows[b]
-                for c in range(width):
-                    tmp[c] = data[first, c]
-                for k in range(b + 1, b + 8):
-                    row = rows[k]
-                    for c in range(width):
-                        tmp[c] += data[row, c]
-                for c in range(width):
-                    acc[c] += tmp[c]
-            if mode != SUM:
-                scalar[0] = num if mode == MEAN else np.sqrt(np.float64(num))
-                if num < 10:  # TF scales the first (only) block by 1/n; longer segments divide
-                    scalar[0] = 1 / scalar[0]
-                    s = scalar[0]
-                    for c in range(width):
-                        acc[c] *= s
-                else:
-                    s = scalar[0]
-                    for c in range(width):
-                        acc[c] /= s
-        seg = targets[q]
-        for c in range(width):
-            out[seg, c] = acc[c]
+        r = num & 7
+        if r < 2:
+            r += 8
+        for k in range(start + 1, start + r, 4):
+            n = min(4, start + r - k)
+            add_rows(acc, data, n, rows[k], rows[k + min(1, n - 1)], rows[k + min(2, n - 1)], rows[k + n - 1], False)
+        for b in range(start + r, end, 8):
+            first = rows[b]
+            for c in range(width):
+                tmp[c] = data[first, c]
+            add_rows(tmp, data, 4, rows[b + 1], rows[b + 2], rows[b + 3], rows[b + 4], False)
+            add_rows(tmp, data, 3, rows[b + 5], rows[b + 6], rows[b + 7], rows[b + 7], False)
+            for c in range(width):
+                acc[c] += tmp[c]
+        if mode == SUM:
+            for c in range(width):
+                out[seg, c] = acc[c]
+            continue
+        scalar[0] = num if mode == MEAN else np.sqrt(np.float64(num))
+        if num < 10:  # TF scales the first (only) block by 1/n; longer segments divide
+            scalar[0] = 1 / scalar[0]
+            s = scalar[0]
+            for c in range(width):
+                out[seg, c] = acc[c] * s
+        else:
+            s = scalar[0]
+            for c in range(width):
+                out[seg, c] = acc[c] / s
 
 
 @njit(cache=True, nogil=True)
