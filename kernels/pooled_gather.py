@@ -75,8 +75,8 @@ def _in_dtype(table, k):
 @njit(cache=True, nogil=True, inline="always")
 def _divide(acc, k, divisor):
     """acc / k. The same bits as dividing in float64 and rounding when ``divisor`` (k in acc's
-    dtype) is exact (a correctly rounded double quotient rounds again correctly), and 1.7x less time
-    a pooled row than the float64 division ``acc / k`` makes Numba do (keras-prep's columns)."""
+    dtype) is exact (a correctly rounded double quotient rounds again correctly); the float64
+    division Numba makes of ``acc / k`` took a pooled row of 4 ids 40 ns against 24 (one thread)."""
     if divisor == k:
         for c in range(acc.shape[0]):
             acc[c] = acc[c] / divisor

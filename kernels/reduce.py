@@ -39,8 +39,8 @@ PACKET_BYTES = 32 if platform.machine().lower() in ("x86_64", "amd64") else 0
 @njit(cache=True, nogil=True, inline="always")
 def add_rows(acc, table, n, a, b, c, d, start):
     """acc (``start``: +0.0, as TF's reducers start) += table rows a, b, c, d (the first ``n`` of
-    them, n in 1..4), added to each element in that order, in one loop: a loop a table row cost
-    a pooled row of 4 ids 25 ns, one loop per four 19 ns (each loop's set-up and alias checks)."""
+    them, n in 1..4), added to each element in that order, in one loop: a loop a table row took a
+    pooled row of 4 ids 25 ns, one loop per four 20 ns (each loop has its set-up and alias checks)."""
     zero = acc.dtype.type(0)
     if n >= 4:
         for i in range(acc.shape[0]):
