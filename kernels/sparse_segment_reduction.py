@@ -45,6 +45,25 @@ def reduce_runs(data, rows, starts, targets, mode, out):
             for c in range(width):
                 out[seg, c] = data[first, c]
             continue
+        if mode == SUM:
+            scalar[0] = 1  # exact: x * 1 is x for a sum of two or more rows (already a quiet NaN)
+        else:
+            scalar[0] = num if mode == MEAN else np.sqrt(np.float64(num))
+            if num < 10:  # TF scales the first (only) block by 1/n; longer segments divide
+                scalar[0] = 1 / scalar[0]
+        s = scalar[0]
+        if num <= 4:  # most multi-hot runs: summed, scaled and stored in one loop
+            a, b, d = rows[start + 1], rows[start + min(2, num - 1)], rows[start + num - 1]
+            if num == 2:
+                for c in range(width):
+                    out[seg, c] = (data[first, c] + data[a, c]) * s
+            elif num == 3:
+                for c in range(width):
+                    out[seg, c] = ((data[first, c] + data[a, c]) + data[b, c]) * s
+            else:
+                for c in range(width):
+                    out[seg, c] = (((data[first, c] + data[a, c]) + data[b, c]) + data[d, c]) * s
+            continue
         for c in range(width):
             acc[c] = data[first, c]
         r = num & 7
@@ -64,15 +83,10 @@ def reduce_runs(data, rows, starts, targets, mode, out):
         if mode == SUM:
             for c in range(width):
                 out[seg, c] = acc[c]
-            continue
-        scalar[0] = num if mode == MEAN else np.sqrt(np.float64(num))
-        if num < 10:  # TF scales the first (only) block by 1/n; longer segments divide
-            scalar[0] = 1 / scalar[0]
-            s = scalar[0]
+        elif num < 10:
             for c in range(width):
                 out[seg, c] = acc[c] * s
         else:
-            s = scalar[0]
             for c in range(width):
                 out[seg, c] = acc[c] / s
 
