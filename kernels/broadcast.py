@@ -5,7 +5,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.tuple import tuple_setitem
 
-from .errors import OOM_PREFIX, dims_text, int_text, set_error
+from .errors import dims_text, int_text, out_of_memory, set_error
 from .fill import checked_dims
 
 
@@ -59,7 +59,7 @@ def broadcast_to(x, shape, like, err):
     try:
         out = np.empty(out_shape, x.dtype)
     except Exception:
-        set_error(err, OOM_PREFIX + " tensor with shape" + dims_text(dims))
+        out_of_memory(err, dims)
         return np.empty_like(like)
     joint = broadcast_args(np.array(x.shape, np.int64), dims, err)  # TF's "Incompatible shapes"
     if err[0] != 0:

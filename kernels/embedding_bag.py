@@ -9,7 +9,7 @@ order), so results are bit-identical; nothing in between is materialised. ``mode
 import numpy as np
 from numba import njit
 
-from .errors import OOM_PREFIX, dims_text, int_text, set_error
+from .errors import dims_text, int_text, out_of_memory, set_error
 from .sparse_segment_reduction import reduce_runs
 
 
@@ -39,7 +39,7 @@ def embedding_bag(indices, values, dense_shape, table, mode, err):
         counts = np.zeros(rows + 1, np.int64)
         out = np.zeros((rows, width), table.dtype)
     except Exception:
-        set_error(err, OOM_PREFIX + " tensor with shape[" + int_text(rows) + "," + int_text(width) + "]")
+        out_of_memory(err, np.array((rows, width), np.int64))
         return empty
     for i in range(nnz):
         row = indices[i, 0]

@@ -9,7 +9,7 @@ there, or fail a check and abort.
 import numpy as np
 from numba import njit
 
-from .errors import OOM_PREFIX, int_text, set_error
+from .errors import out_of_memory, set_error
 
 
 @njit(cache=True, nogil=True)
@@ -76,7 +76,7 @@ def ragged_range(starts, limits, deltas, scalar_starts, scalar_limits, scalar_de
     try:
         values = np.empty(total, starts.dtype)
     except Exception:
-        set_error(err, OOM_PREFIX + " tensor with shape[" + int_text(total) + "]")
+        out_of_memory(err, np.array((total,), np.int64))
         return splits, np.empty(0, starts.dtype)
     value = np.empty(1, starts.dtype)
     at = 0

@@ -2,7 +2,7 @@
 import numpy as np
 from numba import njit
 
-from .errors import INT64_MAX, OOM_PREFIX, int_text, set_error
+from .errors import INT64_MAX, int_text, out_of_memory, set_error
 
 
 
@@ -62,7 +62,7 @@ def range_values(start, limit, delta, is_float, err):
     try:
         out = np.empty(size, start.dtype)
     except Exception:
-        set_error(err, OOM_PREFIX + " tensor with shape[" + str(size) + "]")
+        out_of_memory(err, np.array((size,), np.int64))
         return np.empty(0, start.dtype)
     step = np.empty(1, start.dtype)  # i in the input's own type: start + T(i) * delta, as TF
     for i in range(size):

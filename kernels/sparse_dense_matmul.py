@@ -4,7 +4,7 @@ as TF's CPU loop does, so float results are bit-exact."""
 import numpy as np
 from numba import njit
 
-from .errors import OOM_PREFIX, dims_text, int_text, set_error
+from .errors import dims_text, int_text, out_of_memory, set_error
 
 
 @njit(cache=True, nogil=True)
@@ -35,7 +35,7 @@ def sparse_dense_matmul(indices, values, a_shape, b, adjoint_a, adjoint_b, err):
     try:  # a_shape is data: it may ask for more rows than can be allocated
         out = np.zeros((rows, cols), b.dtype)
     except Exception:
-        set_error(err, OOM_PREFIX + " tensor with shape[" + int_text(rows) + "," + int_text(cols) + "]")
+        out_of_memory(err, np.array((rows, cols), np.int64))
         return empty
     if out.size == 0 or b.size == 0:  # TF checks no index then
         return out

@@ -8,7 +8,7 @@ starts with its first ``n % 8`` rows (8 or 9 when that is 0 or 1), then adds blo
 import numpy as np
 from numba import njit
 
-from .errors import OOM_PREFIX, int_text, set_error
+from .errors import int_text, out_of_memory, set_error
 from .prefetch import PREFETCH_IDS, prefetch_row
 from .reduce import add_rows
 
@@ -163,7 +163,7 @@ def sparse_segment_reduce(data, indices, segment_ids, num_segments, mode, err):
     try:  # segment ids and num_segments are data: they may ask for more than can be allocated
         out = np.zeros((rows, width), d.dtype)
     except Exception:
-        set_error(err, OOM_PREFIX + " tensor with shape[" + str(rows) + "," + str(width) + "]")
+        out_of_memory(err, np.array((rows, width), np.int64))
         return empty
     starts, targets = _segment_runs(segment_ids)
     reduce_runs(flat, indices, starts, targets, mode, out)

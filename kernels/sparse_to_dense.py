@@ -5,7 +5,7 @@
 import numpy as np
 from numba import njit
 
-from .errors import OOM_PREFIX, dims_text, int_text, set_error
+from .errors import dims_text, int_text, out_of_memory, set_error
 from .fill import checked_dims
 
 _ORDER_HELP = (" is out of order. Many sparse ops require sorted indices.\n"
@@ -70,7 +70,7 @@ def sparse_to_dense(indices, output_shape, values, values_scalar, default_value,
     try:
         out = np.full(size, default_value[0], values.dtype)
     except Exception:
-        set_error(err, OOM_PREFIX + " tensor with shape" + dims_text(shape))
+        out_of_memory(err, shape)
         return empty, shape
     for i in range(n):
         flat = 0

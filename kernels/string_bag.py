@@ -15,7 +15,7 @@ built; rows are combined by the embedding bag's own ``reduce_runs``: the same bi
 import numpy as np
 from numba import njit
 
-from .errors import OOM_PREFIX, int_text, set_error
+from .errors import int_text, out_of_memory, set_error
 from .farmhash import EMPTY_FINGERPRINT, address, fingerprint64_at
 from .sparse_reshape import resolve_shape
 from .sparse_segment_reduction import reduce_runs
@@ -106,7 +106,7 @@ def flat_string_bag(flat, in_shape, offsets, data, new_shape, table, num_buckets
         counts = np.empty(rows + 1, np.int64)
         out = np.zeros((rows, width), table.dtype)
     except Exception:
-        set_error(err, OOM_PREFIX + " tensor with shape[" + int_text(rows) + "," + int_text(width) + "]")
+        out_of_memory(err, np.array((rows, width), np.int64))
         return empty
     ids = np.empty(flat.shape[0], np.int64)
     hash_rows(flat, offsets, data, FIRST_ROW, rows, inner, np.uint64(num_buckets), ids, counts, SKIP_EMPTY)

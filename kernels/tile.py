@@ -2,7 +2,7 @@
 import numpy as np
 from numba import njit
 
-from .errors import INT64_MAX, OOM_PREFIX, int_text, set_error
+from .errors import INT64_MAX, int_text, out_of_memory, set_error
 
 
 
@@ -30,7 +30,7 @@ def tile_2d(x, multiples, err):
     try:
         out = np.empty((rows, cols), x.dtype)
     except Exception:
-        set_error(err, OOM_PREFIX + " tensor with shape[" + str(rows) + "," + str(cols) + "]")
+        out_of_memory(err, np.array((rows, cols), np.int64))
         return np.empty((0, 0), x.dtype)
     if rows == 0 or cols == 0:  # the loops below would still spin through huge multiples
         return out
@@ -59,7 +59,7 @@ def tile_1d(x, multiples, err):
     try:
         out = np.empty(total, x.dtype)
     except Exception:
-        set_error(err, OOM_PREFIX + " tensor with shape[" + str(total) + "]")
+        out_of_memory(err, np.array((total,), np.int64))
         return np.empty(0, x.dtype)
     if total == 0:
         return out
