@@ -19,6 +19,7 @@ import llvmlite.binding as ll
 from llvmlite import ir
 from numba import types
 from numba.core import cgutils
+from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
 RUNNER = "blade_parallel_for"
@@ -109,17 +110,52 @@ def run_blocks_here(typingctx, fn, n, args):
     return types.none(fn, n, args), codegen
 
 
-def task_caller(result_type):
+def _castable(given, wanted) -> bool:
+    """Whether ``given`` becomes ``wanted`` by Numba's no-op casts: equal, or an array of the same
+    dtype and rank, C-ordered or for any layout, read-only where a writable one is wanted (the
+    NumPy bridge's inputs; no kernel writes its inputs), element by element in a tuple."""
+    if given == wanted:
+        return True
+    if isinstance(given, types.Array) and isinstance(wanted, types.Array):
+        return (given.dtype == wanted.dtype and given.ndim == wanted.ndim
+                and (given.layout == wanted.layout or wanted.layout == "A"))
+    if isinstance(given, types.BaseTuple) and isinstance(wanted, types.BaseTuple):
+        return len(given) == len(wanted) and all(_castable(g, w) for g, w in zip(given, wanted))
+    return False
+
+
+def _cast(context, builder, given, wanted, value):
+    """``value`` of type ``given`` as a ``wanted`` (``_castable``): the same bits."""
+    if given == wanted:
+        return value
+    if isinstance(given, types.BaseTuple):
+        items = [_cast(context, builder, g, w, builder.extract_value(value, i))
+                 for i, (g, w) in enumerate(zip(given, wanted))]
+        return context.make_tuple(builder, wanted, items)
+    return context.cast(builder, value, given, wanted)
+
+
+def _mismatch(what, given, wanted):
+    return TypingError(f"tf_blade: {what} of type {given} where the task takes {wanted} (a lowering's "
+                       "result differs from the dtype and rank its spec declares)")
+
+
+def task_caller(result_type, args_type=None):
     """An intrinsic ``call(fn, args)``: fn(&args, &result) on this thread, for a task that stores
     its ``result_type`` value there (``result_writer``); returns that value (the task's reference,
-    handed over). ``args`` is borrowed, as for run_blocks."""
+    handed over). ``args`` is borrowed, as for run_blocks; with ``args_type`` it is cast to that
+    (``_castable``), the tuple the task reads."""
     @intrinsic
     def call(typingctx, fn, args):
         if not isinstance(fn, types.Integer) or not isinstance(args, types.BaseTuple):
             return None
+        if args_type is not None and not _castable(args, args_type):
+            raise _mismatch("arguments", args, args_type)
 
         def codegen(context, builder, sig, llargs):
             address, value = llargs
+            if args_type is not None:
+                value = _cast(context, builder, args, args_type, value)
             i8p = ir.IntType(8).as_pointer()
             result = cgutils.alloca_once(builder, context.get_value_type(result_type))
             task = builder.inttoptr(address, ir.FunctionType(ir.VoidType(), [i8p, i8p]).as_pointer())
@@ -131,17 +167,21 @@ def task_caller(result_type):
 
 
 def result_writer(result_type):
-    """An intrinsic ``write(ptr, value)``: stores a task's ``result_type`` value where its caller
-    (``task_caller``) reads it, with a reference of its own for the caller."""
+    """An intrinsic ``write(ptr, value)``: stores a task's ``result_type`` value (or one castable
+    to it, ``_castable``) where its caller (``task_caller``) reads it, with a reference of its own
+    for the caller."""
     @intrinsic
     def write(typingctx, ptr, value):
-        if ptr != types.voidptr or value != result_type:
+        if ptr != types.voidptr:
             return None
+        if not _castable(value, result_type):
+            raise _mismatch("a result", value, result_type)
 
         def codegen(context, builder, sig, llargs):
             llty = context.get_value_type(result_type)
-            context.nrt.incref(builder, result_type, llargs[1])
-            builder.store(llargs[1], builder.bitcast(llargs[0], llty.as_pointer()))
+            stored = _cast(context, builder, value, result_type, llargs[1])
+            context.nrt.incref(builder, result_type, stored)
+            builder.store(stored, builder.bitcast(llargs[0], llty.as_pointer()))
             return context.get_dummy_value()
 
         return types.none(ptr, value), codegen

@@ -40,7 +40,7 @@ def test_native_entry_computes_a_layer_of_op_inputs_by_a_library_call():
     spec = _spec(criteo_feature_model(2, dim=4))
     source, _ = generate(spec)
     entry = source[source.index("def entry("):]
-    assert "run_direct(" in entry and ".plan(" not in entry and ".part(" not in entry and "outs = " not in entry
+    assert "run_direct(" in entry and ".plan(" not in entry and ".run_task(" not in entry and "outs = " not in entry
     assert "fill_into(" not in entry and "carray(ptr_from_int(in_ptrs" not in entry
 
 
@@ -57,7 +57,7 @@ def test_native_entry_gives_the_library_call_the_columns_the_op_computed():
     # of that layer runs in the entry, only the numeric columns' views do.
     assert entry.count("run_direct(") == 2
     layer_parts = [name for name, src in templates.items() if "plan_by_address" in src]
-    assert len(layer_parts) == 2 and not any(f"{name}.part(" in entry for name in layer_parts)
+    assert len(layer_parts) == 2 and not any(f"{name}.run_task(" in entry for name in layer_parts)
     # Only the library reads the string inputs: the entry makes no arrays of them (their ids
     # were an allocation a call), only of the numeric inputs its steps read.
     assert "np.arange(" not in entry and entry.count("a0 = carray(") == 1
@@ -89,7 +89,7 @@ def test_sum_of_a_layers_rows_is_computed_by_the_library_as_tf_does(keep_dims, a
     module = _wide_logit_model(3, keep_dims, axis)
     source, _ = generate(_spec(module))
     entry = source[source.index("def entry("):]
-    assert ("run_direct(" in entry) == direct and (".part(" in entry) != direct
+    assert ("run_direct(" in entry) == direct and (".run_task(" in entry) != direct
     optimized = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
     for rows in (0, 1, 7, 129, 9000):
         batch = synthetic_batch(rows, 3, empty_fraction=0.3, seed=rows)

@@ -1,9 +1,9 @@
 """Cluster spec -> Python/Numba source: one module per part template, one per cluster.
 
-A template module holds ``part``, an ``@njit`` function composed from the per-op kernels in
-``tf_blade.kernels`` (see parts.py for what a part is). The cluster module's ``body(inputs...,
-err)`` calls the parts in order; its ``entry`` is the C-callable function the native op calls
-(ABI in ``tf_blade/runtime/abi.py``).
+A template module holds ``task``, a part's code composed from the per-op kernels in
+``tf_blade.kernels`` as a C function (see parts.py for what a part is). The cluster module's
+``body(inputs..., err)`` calls the parts' tasks in order, through their addresses; its ``entry``
+is the C-callable function the native op calls (ABI in ``tf_blade/runtime/abi.py``).
 """
 from __future__ import annotations
 
@@ -56,15 +56,22 @@ def _empties(dtype, rank) -> List[str]:
 
 
 def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
-    """The template function ``part`` of ``part``; returns its source lines."""
+    """The source lines of ``part``'s template: its code as ``task``, a C function the cluster's
+    body, entry and groups call through its address (``_run_part``). Called, not linked: Numba
+    links a callee's code into each caller's library and optimizes and emits it again there, so
+    a linked part (with every kernel it calls) was compiled once more in the entry, in body and
+    in its group. The task reads its arguments as one tuple and stores its results as another,
+    typed from the spec (``_array_types``)."""
     values: Dict[str, Value] = {}
     params: List[str] = []
+    arg_types: List[str] = []
     for i, ref in enumerate(part.inputs):
         dtype, rank = _meta(spec, ref)
         values[ref] = Value(f"p{i}", dtype, rank)
         params += _vars(values[ref])
+        arg_types += _array_types(dtype, rank)
     runtime_params = []
-    em.lines, em.fail_expr = [], "failed_part()"  # see _fail_function
+    em.lines, em.fail_expr = [], "_write_result(result, failed_part())"  # see _fail_function
     for k in part.nodes:
         raw = spec["nodes"][k]
         low = lowerings[raw["op"]]
@@ -80,14 +87,31 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
             values[f"{k}:{j}"] = res if isinstance(res, Value) else Value(res, node.out_dtypes[j], node.out_ranks[j])
     returns = "".join(f"np.ascontiguousarray({x}), " for r in part.outputs for x in _vars(values[r]))
     wide = ["wide"] if _is_parallel(spec, part, lowerings) else []
+    arg_types += ["types.int64"] * len(runtime_params) + ["types.boolean"] * len(wide) + [_array_type("uint8", 1)]
+    result_types = [t for r in part.outputs for t in _array_types(*_meta(spec, r))]
+    em.kernel("parallel", "task_caller")
+    em.imports.add("from numba import cfunc, from_dtype, types")
+    source = _fail_function("failed_part", spec, part.outputs) + [
+        "", "",
+        f"ARGS = types.Tuple(({''.join(t + ', ' for t in arg_types)}))",
+        f"RESULT = types.Tuple(({''.join(t + ', ' for t in result_types)}))",
+        "_read_args, _write_result = k_parallel.args_reader(ARGS), k_parallel.result_writer(RESULT)",
+        "run_task = k_parallel.task_caller(RESULT, ARGS)",
+        'task_address = k_parallel.cell_reader("tf_blade_task_" + __name__)',
+        "", "",
+        "@cfunc(types.void(types.voidptr, types.voidptr), cache=True, nogil=True)",
+        "def task(arg, result):",
+        f"    {', '.join(params + runtime_params + wide + ['err'])}, = _read_args(arg)",
+    ] + ["    " + line for line in em.lines] + [
+        f"    _write_result(result, ({returns}))",
+        "", "",
+        'k_parallel.task_cell("tf_blade_task_" + __name__).value = task.address']
     signature = ', '.join(params + runtime_params + wide + ['err'])
-    source = (_fail_function("failed_part", spec, part.outputs) + ["", "", INTERNAL, f"def part({signature}):"]
-              + ["    " + line for line in em.lines] + [f"    return ({returns})"])
     writer = _writer(spec, part, lowerings)
     if writer is not None:  # the same op in two halves (see _deferred_outputs)
         raw = spec["nodes"][writer]
         low, node = lowerings[raw["op"]], SpecNode(raw)
-        em.lines = []
+        em.lines, em.fail_expr = [], "failed_part()"
         plan, rows, width = low.emit_plan(node, [values[r] for r in raw["inputs"]], em, check=False)
         source += ["", "", INTERNAL, f"def plan({signature}):"]
         source += ["    " + line for line in em.lines] + [f"    return ({''.join(v + ', ' for v in plan)}{rows}, {width})"]
@@ -95,6 +119,23 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
         low.emit_fill(node, [f"plan[{i}]" for i in range(len(plan))], "out", em)
         source += ["", "", INTERNAL, "def fill_into(plan, out, err):"] + ["    " + line for line in em.lines]
     return source
+
+
+def _array_type(dtype: str, rank: int) -> str:
+    """The Numba type (source) of an array the parts pass: C-ordered, a rank-0 value as shape (1,)."""
+    return f'types.Array(from_dtype(np.dtype("{dtype}")), {max(rank, 1)}, "C")'
+
+
+def _array_types(dtype: str, rank: int) -> List[str]:
+    """The Numba types (source) of a value's arrays, in ``_vars`` order (a string is three)."""
+    if dtype == "string":
+        return [_array_type("int64", rank), _array_type("uint8", 1), _array_type("uint8", 1)]
+    return [_array_type(dtype, rank)]
+
+
+def _run_part(template: str, args: List[str], fn: str = "") -> str:
+    """The call of ``template``'s task (through ``fn``, its address, or the template's cell)."""
+    return f"{template}.run_task({fn or template + '.task_address()'}, ({''.join(a + ', ' for a in args)}))"
 
 
 def _is_parallel(spec, part: Part, lowerings) -> bool:
@@ -200,7 +241,7 @@ def generate(spec: dict):
         else:
             results = []
             for j, (args, name) in enumerate(zip(calls, names)):
-                out += [f"r{n}_{j} = {template}.part({', '.join(args + ['err'])})",
+                out += [f"r{n}_{j} = {_run_part(template, args + ['err'])}",
                         "if err[0] != 0:",
                         f"    {em.add_context(name)}",
                         "    return FAIL"]
@@ -414,7 +455,7 @@ def _group_module(template: str, n_args: int, fail: str):
     source, so its slow parallel compile (~8 s) happens once per template, whatever the number
     of columns or the model."""
     q = [f"q{i}" for i in range(n_args)]
-    call = f"{template}.part({', '.join([f'{x}[i]' for x in q] + ['errs[i]'])})"  # q may be empty
+    call = _run_part(template, [f"{x}[i]" for x in q] + ["errs[i]"], "fn")  # q may be empty
     if fail == "()":  # parts without outputs (dead ends, asserts): Numba's typed List of () divides
         keep, init = call, ["    outs = np.zeros(n, np.int8)"]  # by its item size, 0 (SIGFPE)
     else:
@@ -429,16 +470,17 @@ def _group_module(template: str, n_args: int, fail: str):
         "# Only the prange is compiled parallel: under parallel=True every array expression (the",
         "# np.zeros below, the empty results) becomes a TBB launch of its own, 10 us a group call.",
         "@njit(cache=True, nogil=True, parallel=True)",
-        f"def run_parts({', '.join(q + ['n', 'errs', 'outs'])}):",
+        f"def run_parts({', '.join(q + ['fn', 'n', 'errs', 'outs'])}):",
         "    for i in prange(n):",
         f"        {keep}",
         "", "",
         INTERNAL,
         f"def group({', '.join(q + ['n', 'wide', 'err'])}):",
         "    errs = np.zeros((n, err.shape[0]), np.uint8)",
+        f"    fn = {template}.task_address()",
         *init,
         "    if wide:",
-        f"        run_parts({', '.join(q + ['n', 'errs', 'outs'])})",
+        f"        run_parts({', '.join(q + ['fn', 'n', 'errs', 'outs'])})",
         "    else:",
         "        for i in range(n):",
         f"            {keep}",
