@@ -91,22 +91,23 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
     result_types = [t for r in part.outputs for t in _array_types(*_meta(spec, r))]
     em.kernel("parallel", "task_caller")
     em.imports.add("from numba import cfunc, from_dtype, types")
+    signature = ', '.join(params + runtime_params + wide + ['err'])
     source = _fail_function("failed_part", spec, part.outputs) + [
         "", "",
         f"ARGS = types.Tuple(({''.join(t + ', ' for t in arg_types)}))",
         f"RESULT = types.Tuple(({''.join(t + ', ' for t in result_types)}))",
         "_read_args, _write_result = k_parallel.args_reader(ARGS), k_parallel.result_writer(RESULT)",
         "run_task = k_parallel.task_caller(RESULT, ARGS)",
-        'task_address = k_parallel.cell_reader("tf_blade_task_" + __name__)',
+        'SYMBOL = "tf_blade_task_" + __name__  # the cell holding the task\'s address',
+        "task_address = k_parallel.cell_reader(SYMBOL)",
         "", "",
         "@cfunc(types.void(types.voidptr, types.voidptr), cache=True, nogil=True)",
         "def task(arg, result):",
-        f"    {', '.join(params + runtime_params + wide + ['err'])}, = _read_args(arg)",
+        f"    {signature}, = _read_args(arg)",
     ] + ["    " + line for line in em.lines] + [
         f"    _write_result(result, ({returns}))",
         "", "",
-        'k_parallel.task_cell("tf_blade_task_" + __name__).value = task.address']
-    signature = ', '.join(params + runtime_params + wide + ['err'])
+        "k_parallel.task_cell(SYMBOL).value = task.address"]
     writer = _writer(spec, part, lowerings)
     if writer is not None:  # the same op in two halves (see _deferred_outputs)
         raw = spec["nodes"][writer]
