@@ -106,7 +106,7 @@ def measure(batch, dim, bags, rng):
     cpu = np.zeros_like(got)
     for k, (t, i, c) in enumerate(zip(tables, ids, counts)):
         part = np.zeros((batch, dim), np.float32)
-        reduce_runs(t, i.astype(np.int64), np.concatenate([[0], np.cumsum(c)]), np.arange(batch), 1, part)
+        reduce_runs(t, i.astype(np.int64), np.concatenate([[0], np.cumsum(c)]), np.arange(batch), 1, part, 0)
         cpu[:, k * dim:(k + 1) * dim] = part
     rel = float(np.max(np.abs(got - want) / np.maximum(np.abs(want), 1e-30))) if got.size else 0.0
     ms_ours, ms_kernel, ms_torch = _median_ms(ours), _median_ms(kernel_only), _median_ms(theirs)

@@ -202,12 +202,11 @@ def _fill_block(b, ids, tstrings, tables, kinds, buckets, modes, layout, out, fa
                 if starts[i] == starts[i + 1]:  # an empty row pools to zeros
                     for j in range(width):
                         out[r0 + i, column + j] = 0
-            reduce_runs(tables[c], idbuf, starts[:m + 1], runs[:m], modes[c], out[:, column:column + width])
+            reduce_runs(tables[c], idbuf, starts[:m + 1], runs[:m], modes[c], out, column)
         else:  # reshaped to other rows: element f of the bag is element f of its output slice
             acc = sums[:m * width].reshape((m, width))
             acc[:] = 0
-            # acc[:, :width] is typed as the strided slice above: one reduce_runs compiled, not two
-            reduce_runs(tables[c], idbuf, starts[:m + 1], local[:m], modes[c], acc[:, :width])
+            reduce_runs(tables[c], idbuf, starts[:m + 1], local[:m], modes[c], acc, 0)
             for i in range(m):
                 for j in range(width):
                     f = (r0 + i) * width + j

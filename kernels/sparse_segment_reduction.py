@@ -11,6 +11,7 @@ from numba import njit
 from .errors import int_text, out_of_memory, set_error
 from .prefetch import PREFETCH_IDS, prefetch_row
 from .reduce import add_rows
+from .row_lanes import LANES, pool_lanes
 
 SUM, MEAN, SQRTN = 0, 1, 2
 NO_NUM_SEGMENTS = -(1 << 62)  # num_segments for the ops without it (TF reads it as int32, so
@@ -18,14 +19,17 @@ NO_NUM_SEGMENTS = -(1 << 62)  # num_segments for the ops without it (TF reads it
 
 
 @njit(cache=True, nogil=True)
-def reduce_runs(data, rows, starts, targets, mode, out):
-    """out[targets[q]] = reduce(data[rows[k]] for k in starts[q]..starts[q+1]-1), for every run q,
-    in TF's order. Shared by SparseSegment* and the fused embedding bags. One loop nest on
-    purpose: a helper call per run made this 6x slower (Numba passes and refcounts every array);
-    add_rows is inlined and takes whole arrays and row numbers, no views. A long run is summed in
-    a contiguous buffer and stored once: ``out`` may be a strided view (a column slice of a
-    feature layer), where adding in place ran 2.3x slower (no SIMD)."""
+def reduce_runs(data, rows, starts, targets, mode, out, column):
+    """out[targets[q], column:column + width] = reduce(data[rows[k]] for k in starts[q]..starts[q+1]-1),
+    for every run q, in TF's order. Shared by SparseSegment* and the fused embedding bags (a
+    feature layer's column starts at ``column`` of its output). One loop nest on purpose: a helper
+    call per run made this 6x slower (Numba passes and refcounts every array); add_rows is inlined
+    and takes whole arrays and row numbers, no views. Runs of up to 4 rows (most multi-hot rows)
+    are added LANES elements at a time (row_lanes.py); a longer run is summed in a contiguous
+    buffer and stored once. ``out`` is C-ordered."""
+    data = np.ascontiguousarray(data)  # the lanes read rows as vectors (no copy of a C-ordered table)
     width = data.shape[1]
+    lanes_end = width - width % LANES
     acc = np.empty(width, data.dtype)
     tmp = np.empty(width, data.dtype)
     scalar = np.empty(1, data.dtype)  # rounds n and sqrt(n) to the data's precision, as static_cast<T>
@@ -43,8 +47,10 @@ def reduce_runs(data, rows, starts, targets, mode, out):
         first = rows[start]
         seg = targets[q]
         if num == 1:  # a row alone is itself (TF scales only longer segments)
-            for c in range(width):
-                out[seg, c] = data[first, c]
+            for c0 in range(0, lanes_end, LANES):
+                pool_lanes(out, seg, column + c0, data, first, first, first, first, 1, 1.0, c0)
+            for c in range(lanes_end, width):
+                out[seg, column + c] = data[first, c]
             continue
         if mode == SUM:
             scalar[0] = 1  # exact: x * 1 is x for a sum of two or more rows (already a quiet NaN)
@@ -53,17 +59,23 @@ def reduce_runs(data, rows, starts, targets, mode, out):
             if num < 10:  # TF scales the first (only) block by 1/n; longer segments divide
                 scalar[0] = 1 / scalar[0]
         s = scalar[0]
-        if num <= 4:  # most multi-hot runs: summed, scaled and stored in one loop
+        if num <= 4:  # summed, scaled and stored at once; a literal count per call (row_lanes.py)
             a, b, d = rows[start + 1], rows[start + min(2, num - 1)], rows[start + num - 1]
             if num == 2:
-                for c in range(width):
-                    out[seg, c] = (data[first, c] + data[a, c]) * s
+                for c0 in range(0, lanes_end, LANES):
+                    pool_lanes(out, seg, column + c0, data, first, a, a, a, 2, s, c0)
+                for c in range(lanes_end, width):
+                    out[seg, column + c] = (data[first, c] + data[a, c]) * s
             elif num == 3:
-                for c in range(width):
-                    out[seg, c] = ((data[first, c] + data[a, c]) + data[b, c]) * s
+                for c0 in range(0, lanes_end, LANES):
+                    pool_lanes(out, seg, column + c0, data, first, a, b, b, 3, s, c0)
+                for c in range(lanes_end, width):
+                    out[seg, column + c] = ((data[first, c] + data[a, c]) + data[b, c]) * s
             else:
-                for c in range(width):
-                    out[seg, c] = (((data[first, c] + data[a, c]) + data[b, c]) + data[d, c]) * s
+                for c0 in range(0, lanes_end, LANES):
+                    pool_lanes(out, seg, column + c0, data, first, a, b, d, 4, s, c0)
+                for c in range(lanes_end, width):
+                    out[seg, column + c] = (((data[first, c] + data[a, c]) + data[b, c]) + data[d, c]) * s
             continue
         for c in range(width):
             acc[c] = data[first, c]
@@ -83,13 +95,13 @@ def reduce_runs(data, rows, starts, targets, mode, out):
                 acc[c] += tmp[c]
         if mode == SUM:
             for c in range(width):
-                out[seg, c] = acc[c]
+                out[seg, column + c] = acc[c]
         elif num < 10:
             for c in range(width):
-                out[seg, c] = acc[c] * s
+                out[seg, column + c] = acc[c] * s
         else:
             for c in range(width):
-                out[seg, c] = acc[c] / s
+                out[seg, column + c] = acc[c] / s
 
 
 @njit(cache=True, nogil=True)
@@ -166,5 +178,5 @@ def sparse_segment_reduce(data, indices, segment_ids, num_segments, mode, err):
         out_of_memory(err, np.array((rows, width), np.int64))
         return empty
     starts, targets = _segment_runs(segment_ids)
-    reduce_runs(flat, indices, starts, targets, mode, out)
+    reduce_runs(flat, indices, starts, targets, mode, out, 0)
     return out

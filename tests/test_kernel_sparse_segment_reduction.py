@@ -104,6 +104,21 @@ def test_random_segments(rng, mode, dtype, idx_dtype, seg_dtype):
         check(data, idx, seg, ns, mode)
 
 
+@pytest.mark.parametrize("width", [8, 12, 16, 17, 33])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("mode", [0, 1, 2])
+def test_short_runs_as_vector_lanes(rng, mode, dtype, width):
+    # Runs of 1..4 rows are added LANES elements at a time (kernels/row_lanes.py), the rest of a
+    # row apart; specials in the table: NaN, infinities, signed zeros, values near overflow
+    rows = 40
+    data = random_data(rng, (rows, width), dtype)
+    specials = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, np.finfo(dtype).max], dtype)
+    data.flat[rng.integers(0, data.size, data.size // 8)] = rng.choice(specials, data.size // 8)
+    lengths = rng.integers(1, 7, size=60)
+    seg = random_segments(rng, lengths).astype(np.int32)
+    check(data, rng.integers(0, rows, len(seg)).astype(np.int32), seg, None, mode)
+
+
 def test_data_is_order_sensitive(rng):
     # Guard on the test data: summing a long segment strictly left to right must differ from TF
     # in some bits for most draws, or the bit-exact tests above could not catch a wrong order.

@@ -1,0 +1,58 @@
+"""Up to four table rows added LANES elements at a time, in LLVM vector registers.
+
+reduce_runs pools most multi-hot rows (1..4 ids) in a loop over the row's width. Numba cannot tell
+LLVM that the output and the table never overlap, so that loop was compiled with run-time overlap
+checks and scalar or scatter stores (vscatterqps on AVX-512), around 13 ns a run on this machine.
+Here the rows are loaded as vectors, added in TF's order and stored once: each lane is the same
+IEEE operation as before, so the bits are unchanged. 26 Criteo columns of 512 rows, dim 16, pooled
+on one thread: 0.25 -> 0.18 ms.
+"""
+from llvmlite import ir
+from numba import types
+from numba.core.errors import TypingError
+from numba.extending import intrinsic
+
+LANES = 8  # one AVX register of float32; LLVM splits or joins registers for other widths
+
+
+def _lanes_at(context, builder, array_type, array, row, column, vector):
+    """A pointer to ``vector`` at array[row, column] (C order: the row's elements are adjacent)."""
+    view = context.make_array(array_type)(context, builder, array)
+    offset = builder.add(builder.mul(row, builder.extract_value(view.strides, 0)),
+                         builder.mul(column, builder.extract_value(view.strides, 1)))
+    byte = ir.IntType(8).as_pointer()
+    return builder.bitcast(builder.gep(builder.bitcast(view.data, byte), [offset]), vector.as_pointer())
+
+
+@intrinsic
+def pool_lanes(typingctx, out, seg, out_column, table, a, b, c, d, n, scale, column):
+    """out[seg, out_column + i] = (((table[a] + table[b]) + table[c]) + table[d])[column + i] * scale
+    for i < LANES, over the first ``n`` (a literal 1..4) of the rows; one row is stored as read,
+    unscaled. Both arrays must be 2-D and C-ordered; the caller keeps every index in bounds."""
+    if not isinstance(n, types.IntegerLiteral) or not 1 <= n.literal_value <= 4:
+        return None
+    for array in (out, table):
+        if not (isinstance(array, types.Array) and array.ndim == 2 and array.layout == "C"):
+            raise TypingError(f"pool_lanes: needs 2-D C-ordered arrays, got {array}")
+    count = n.literal_value
+
+    def codegen(context, builder, sig, args):
+        out_, seg_, out_column_, table_, *rows, _, scale_, column_ = args
+        element = context.get_value_type(sig.args[3].dtype)
+        vector = ir.VectorType(element, LANES)
+        align = context.get_abi_sizeof(element)  # unaligned loads and stores
+
+        def index(k):
+            return context.cast(builder, args[k], sig.args[k], types.intp)
+        total = None
+        for k in range(4, 4 + count):
+            v = builder.load(_lanes_at(context, builder, sig.args[3], table_, index(k), index(10), vector), align=align)
+            total = v if total is None else builder.fadd(total, v)
+        if count > 1:
+            s = context.cast(builder, scale_, sig.args[9], sig.args[3].dtype)
+            lanes = builder.insert_element(ir.Constant(vector, ir.Undefined), s, ir.Constant(ir.IntType(32), 0))
+            lanes = builder.shuffle_vector(lanes, lanes, ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES))
+            total = builder.fmul(total, lanes)
+        builder.store(total, _lanes_at(context, builder, sig.args[0], out_, index(1), index(2), vector), align=align)
+        return context.get_dummy_value()
+    return types.none(out, seg, out_column, table, a, b, c, d, n, scale, column), codegen
