@@ -61,7 +61,8 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
     links a callee's code into each caller's library and optimizes and emits it again there, so
     a linked part (with every kernel it calls) was compiled once more in the entry, in body and
     in its group. The task reads its arguments as one tuple and stores its results as another,
-    typed from the spec (``_array_types``)."""
+    typed from the spec (``_array_types``); ``compile_task`` compiles it, when the cluster's
+    module knows something will run it (``compile_tasks``)."""
     values: Dict[str, Value] = {}
     params: List[str] = []
     arg_types: List[str] = []
@@ -101,13 +102,19 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
         'SYMBOL = "tf_blade_task_" + __name__  # the cell holding the task\'s address',
         "task_address = k_parallel.cell_reader(SYMBOL)",
         "", "",
-        "@cfunc(types.void(types.voidptr, types.voidptr), cache=True, nogil=True)",
         "def task(arg, result):",
         f"    {signature}, = _read_args(arg)",
     ] + ["    " + line for line in em.lines] + [
         f"    _write_result(result, ({returns}))",
         "", "",
-        "k_parallel.task_cell(SYMBOL).value = task.address"]
+        "_compiled = []",
+        "", "",
+        "def compile_task():",
+        '    """Compiles (or loads from Numba\'s cache) the task and fills its cell, once: whatever runs it',
+        '    calls this first (the cluster module\'s compile_tasks)."""',
+        "    if not _compiled:",
+        "        _compiled.append(cfunc(types.void(types.voidptr, types.voidptr), cache=True, nogil=True)(task))",
+        "        k_parallel.task_cell(SYMBOL).value = _compiled[0].address"]
     writer = _writer(spec, part, lowerings)
     if writer is not None:  # the same op in two halves (see _deferred_outputs)
         raw = spec["nodes"][writer]
@@ -288,6 +295,14 @@ def generate(spec: dict):
     used = [i for i in range(len(spec["inputs"])) if f"in:{i}" in read]
     entry = _native_entry(spec, out_meta, deferred_meta, direct, steps if runs_steps else None, outs, em, used)
     src = _header(em) + [f"import {name}" for name in sorted(templates)]
+    # The parts' tasks compile when something will run them: at import when the entry runs steps,
+    # else when the NumPy bridge first calls body. Compiled at every import, they cost a model
+    # whose layer the library computes (criteo-fc) 2.5 s and 37 compiles it never ran.
+    part_templates = [name for name in sorted(templates) if name.startswith("tf_blade_part_")]
+    src += ["", "", "def compile_tasks():", '    """The tasks of the parts body and the entry run."""']
+    src += [f"    {name}.compile_task()" for name in part_templates] or ["    pass"]
+    if runs_steps:
+        src += ["", "", "compile_tasks()"]
     counted = [f"a{i}.size" for i, inp in enumerate(spec["inputs"]) if not inp.get("read_variable")] or ["0"]
     src += _fail_function("failed_body", spec, spec["outputs"]) + [
         "", "", "@njit(cache=True, nogil=True)", f"def body({', '.join(params + ['solo', 'err'])}):",

@@ -132,7 +132,9 @@ class NumpyKernel:
 
     def __call__(self, *arrays):
         if self.module is None:
-            self.module = compiler.load_kernel(self.text)
+            module = compiler.load_kernel(self.text)
+            module.compile_tasks()  # body runs them (the entry may not: tf_blade/codegen/generate.py)
+            self.module = module
         args = []
         for a, inp in zip(arrays, self.inputs):
             if inp["dtype"] == STRING:
