@@ -46,6 +46,51 @@ def test_native_entry_computes_a_layer_of_op_inputs_by_a_library_call():
     assert "\ncompile_tasks()" not in source and "def compile_tasks():" in source
 
 
+_COUNT_COMPILES = r"""
+import tf_blade
+from numba.core import event
+from tf_blade.examples import criteo_feature_model
+
+
+class Count(event.Listener):
+    n = 0
+
+    def on_start(self, ev):
+        Count.n += 1
+
+    def on_end(self, ev):
+        pass
+
+
+model = criteo_feature_model(3, dim=4)
+event.register("numba:compile", Count())
+tf_blade.optimize(model.serve, bridge="native")
+print(Count.n)
+"""
+
+
+def test_a_new_model_of_a_direct_layer_compiles_its_entry_alone(tmp_path):
+    # Such a model's code is one entry calling the library (above): optimized again in a new process
+    # after its generated code (and Numba's cache of it) is deleted, it compiles that entry and not
+    # the parts only the NumPy bridge runs (they compiled at import once: 3 -> 40 compiles).
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from tf_blade.runtime import native
+    built = os.path.dirname(os.path.dirname(native.build()))  # the native op: not rebuilt here
+    os.symlink(built, tmp_path / "native")
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}  # generated code's cache beside it
+    env.update(TF_BLADE_CACHE_DIR=str(tmp_path), TF_CPP_MIN_LOG_LEVEL="3")
+
+    def compiles():
+        out = subprocess.run([sys.executable, "-c", _COUNT_COMPILES], env=env, check=True, capture_output=True, text=True)
+        return int(out.stdout.split()[-1])
+    compiles()  # the kernel library and this model's code, compiled or loaded
+    shutil.rmtree(tmp_path / "kernels")
+    assert 0 < compiles() <= 5
+
+
 def test_native_entry_gives_the_library_call_the_columns_the_op_computed():
     # wide & deep's layer reads numeric columns made inside the op: the entry runs the steps that
     # make them and hands their buffers to the same library call, in slots after the op's inputs.
