@@ -312,7 +312,8 @@ def generate(spec: dict):
     return "\n".join(src), templates
 
 
-# Parts per parallel group call. A group compiles per tuple length (26 columns: 17 s, 8: 8 s, when parts were linked into groups),
+# Parts per parallel group call. A group compiles per tuple length (26 columns: 17 s, 8: 8 s, when parts were linked into groups;
+# now they are called by address, a group of hash-bucket parts compiles in ~1 s),
 # so one fixed length serves every layer width; a wider step takes a few calls (~3 us each).
 GROUP_SIZE = 8
 # Input elements (variables not counted) from which a group runs its parts in
@@ -468,7 +469,7 @@ def _group_module(template: str, n_args: int, fail: str):
     order, so the message does not depend on timing) becomes the call's error; its index comes
     back for the caller to name. ``wide``: the call's inputs are large enough to run the parts in
     parallel (else one after another, in the calling thread). A module of its own, named by its
-    source, so its parallel compile (~8 s when it linked the part's code) happens once per template, whatever the number
+    source, so its parallel compile (~8 s when it linked the part's code, ~1 s since) happens once per template, whatever the number
     of columns or the model."""
     q = [f"q{i}" for i in range(n_args)]
     call = _run_part(template, [f"{x}[i]" for x in q] + ["errs[i]"], "fn")  # q may be empty
