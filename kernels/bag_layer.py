@@ -194,8 +194,7 @@ def _fill_block(b, ids, tstrings, tables, kinds, buckets, modes, layout, out, fa
         pooled = kinds[c] == POOLED  # every string hashed, then pooled k at a time
         hash_rows(ids[c], raw, raw[:0], r0, m, inner, np.uint64(buckets[c]), idbuf, starts, pooled)
         if pooled:
-            pool_rows(tables[c], idbuf[:m * inner].reshape((m, inner)), modes[c] == 1,
-                      out[r0:r0 + m, column:column + width], r0, rows)
+            pool_rows(tables[c], idbuf[:m * inner].reshape((m, inner)), modes[c] == 1, out, column, r0, rows)
             continue
         if out_width == width:  # the bag's rows are the output's: pooled in place
             for i in range(m):

@@ -15,6 +15,7 @@ from numba import njit
 from .gather import index_miss
 from .prefetch import PREFETCH_IDS, prefetch_row
 from .reduce import EIGEN_UNROLL, PACKET_BYTES, add_rows, in_whole_packet, reduce_sum
+from .row_lanes import LANES, pool_lanes, pool_lanes_from_zero
 
 
 @njit(cache=True, nogil=True)
@@ -30,23 +31,24 @@ def pooled_gather(table, ids, mean, strict, err):
             if v < 0 or v >= n:
                 index_miss(err, ids.shape, r * k + j, v, n)
                 return out[:0]
-    pool_rows(table, ids, mean, out, 0, rows)
+    pool_rows(table, ids, mean, out, 0, 0, rows)
     return out
 
 
 @njit(cache=True, nogil=True)
-def pool_rows(table, ids, mean, out, first_row, total_rows):
-    """out[r] = the sum (``mean``: the mean) of table[ids[r, j]] over j, in TF's order, for ids
-    already checked. These are rows first_row.. of TF's [total_rows, k, width] gather reduced
-    over k: where an output lies in Eigen's packets (kernels/reduce.py) depends on its place in
-    the whole. ``out``: [rows, width], or a feature layer's column slice (kernels/bag_layer.py).
-    Each row is summed in a contiguous buffer and stored once: a strided ``out`` stays fast."""
+def pool_rows(table, ids, mean, out, column, first_row, total_rows):
+    """out[first_row + r, column:column + width] = the sum (``mean``: the mean) of table[ids[r, j]]
+    over j, in TF's order, for ids already checked. These are rows first_row.. of TF's
+    [total_rows, k, width] gather reduced over k: where an output lies in Eigen's packets
+    (kernels/reduce.py) depends on its place in the whole. ``out`` (C-ordered): the output, or a
+    feature layer's (kernels/bag_layer.py), whose column starts at ``column``."""
+    table = np.ascontiguousarray(table)  # rows read as vectors (no copy of a C-ordered table)
     rows, k = ids.shape
     width = table.shape[1]
     if k == 0:  # the sum of nothing, or its mean 0/0
         for r in range(rows):
             for c in range(width):
-                out[r, c] = np.nan if mean else 0
+                out[first_row + r, column + c] = np.nan if mean else 0
         return
     lanes = PACKET_BYTES // table.itemsize
     if width == 1 and k > 1:  # TF views [rows, k, 1] as rows of k: the innermost order
@@ -56,12 +58,14 @@ def pool_rows(table, ids, mean, out, first_row, total_rows):
                 terms[r, j] = table[ids[r, j], 0]
         sums = reduce_sum(terms, lanes)
         for r in range(rows):
-            out[r, 0] = sums[r] / k if mean else sums[r]
+            out[first_row + r, column] = sums[r] / k if mean else sums[r]
         return
     if k >= EIGEN_UNROLL and lanes > 0:
-        _pool_unrolled(table, ids, mean, out, first_row, total_rows, lanes)
+        _pool_unrolled(table, ids, mean, out, column, first_row, total_rows, lanes)
+    elif k <= 4 and width % LANES == 0:
+        _pool_short_rows(table, ids, mean, out, column, first_row)
     else:
-        _pool_in_order(table, ids, mean, out)
+        _pool_in_order(table, ids, mean, out, column, first_row)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -92,7 +96,32 @@ def _prefetch_rows(table, ids, r):
 
 
 @njit(cache=True, nogil=True)
-def _pool_in_order(table, ids, mean, out):
+def _pool_short_rows(table, ids, mean, out, column, first_row):
+    """pool_rows for k <= 4 and widths of whole LANES: _pool_in_order's order, each row's terms
+    added as vectors and stored at once (row_lanes.py)."""
+    rows, k = ids.shape
+    width = table.shape[1]
+    scale = _in_dtype(table, k if mean else 1)  # a sum divided by 1: itself
+    ahead = max(PREFETCH_IDS // k, 1)  # in output rows
+    for r in range(min(ahead, rows)):
+        _prefetch_rows(table, ids, r)
+    for r in range(rows):
+        if r + ahead < rows:
+            _prefetch_rows(table, ids, r + ahead)
+        o, a = first_row + r, ids[r, 0]
+        for c in range(0, width, LANES):
+            if k == 1:  # TF reduces nothing over a size-1 axis: a copy, -0.0 stays -0.0
+                pool_lanes(out, o, column + c, table, a, a, a, a, 1, scale, c)
+            elif k == 2:
+                pool_lanes_from_zero(out, o, column + c, table, a, ids[r, 1], a, a, 2, scale, c)
+            elif k == 3:
+                pool_lanes_from_zero(out, o, column + c, table, a, ids[r, 1], ids[r, 2], a, 3, scale, c)
+            else:
+                pool_lanes_from_zero(out, o, column + c, table, a, ids[r, 1], ids[r, 2], ids[r, 3], 4, scale, c)
+
+
+@njit(cache=True, nogil=True)
+def _pool_in_order(table, ids, mean, out, column, first_row):
     """pool_rows for k < 16: each row's terms added in k order from +0.0."""
     rows, k = ids.shape
     width = table.shape[1]
@@ -107,7 +136,7 @@ def _pool_in_order(table, ids, mean, out):
         t = ids[r, 0]
         if k == 1:  # TF reduces nothing over a size-1 axis: a copy, -0.0 stays -0.0
             for c in range(width):
-                out[r, c] = table[t, c]
+                out[first_row + r, column + c] = table[t, c]
             continue
         for j in range(0, k, 4):  # TF adds from +0.0
             n = min(4, k - j)
@@ -116,11 +145,11 @@ def _pool_in_order(table, ids, mean, out):
         if mean:
             _divide(acc, k, divisor)
         for c in range(width):
-            out[r, c] = acc[c]
+            out[first_row + r, column + c] = acc[c]
 
 
 @njit(cache=True, nogil=True)
-def _pool_unrolled(table, ids, mean, out, first_row, total_rows, lanes):
+def _pool_unrolled(table, ids, mean, out, column, first_row, total_rows, lanes):
     """pool_rows for k >= 16: every fourth term into one of 4 accumulators, added into the first,
     then the terms left over, where TF computes the output in a whole packet; else in k order."""
     rows, k = ids.shape
@@ -165,4 +194,4 @@ def _pool_unrolled(table, ids, mean, out, first_row, total_rows, lanes):
         if mean:
             _divide(acc, k, divisor)
         for c in range(width):
-            out[r, c] = acc[c]
+            out[first_row + r, column + c] = acc[c]

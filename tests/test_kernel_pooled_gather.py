@@ -79,3 +79,18 @@ def test_prefetch_of_any_row_never_faults():
     assert ask(table, far) == 66
     assert ask(table[:0], far) == 0
     assert ask(table[:, ::2], far.astype(np.int32)) == 30
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("width", [8, 12, 16, 24])
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_short_rows_as_vector_lanes(rng, dtype, width, k):
+    """Rows of up to 4 ids over widths of whole LANES are added as vectors (kernels/row_lanes.py):
+    from +0.0, divided by k for a mean, a single id copied. Specials in the table: NaN,
+    infinities, signed zeros, values near overflow; mixed scales elsewhere."""
+    table = (rng.standard_normal((40, width)) * 10.0 ** rng.uniform(-3, 3, (40, width))).astype(dtype)
+    specials = np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, np.finfo(dtype).max], dtype)
+    table.flat[rng.integers(0, table.size, table.size // 6)] = rng.choice(specials, table.size // 6)
+    ids = rng.integers(0, 40, (50, k))
+    for mean in (0, 1):
+        assert_matches_tf(*run_kernel(pooled_gather, table, ids, mean, STRICT), *tf_pooled(table, ids, mean))
