@@ -298,9 +298,8 @@ def generate(spec: dict):
     # The parts' tasks compile when something will run them: at import when the entry runs steps,
     # else when the NumPy bridge first calls body. Compiled at every import, they cost a model
     # whose layer the library computes (criteo-fc) ~3 s and 37 compiles it never ran.
-    part_templates = [name for name in sorted(templates) if name.startswith("tf_blade_part_")]
     src += ["", "", "def compile_tasks():", '    """The tasks of the parts body and the entry run."""']
-    src += [f"    {name}.compile_task()" for name in part_templates] or ["    pass"]
+    src += [f"    {name}.compile_task()" for name in sorted(set(template_of.values()))] or ["    pass"]
     if runs_steps:
         src += ["", "", "compile_tasks()"]
     counted = [f"a{i}.size" for i, inp in enumerate(spec["inputs"]) if not inp.get("read_variable")] or ["0"]
