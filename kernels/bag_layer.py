@@ -106,7 +106,10 @@ def columns_from_inputs(ptrs, shapes, columns, like):
     return ids, in_shapes, tstrings, tables, vectors, elements
 
 
-@njit(cache=True, nogil=True)
+# plan, _fill_block, _direct and _direct_row_sum are Numba-inlined into the cfunc tasks that run
+# them: compiled alone, each was optimized and emitted as a library of its own and then again
+# inside its cfunc (Numba links a callee's code into its caller): 1.5 s of a 20 s cold start.
+@njit(cache=True, nogil=True, inline="always")
 def plan(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, program, vectors, err):
     """(layout, output rows, output width, failing column or -1). layout[c]: the bag's rows,
     strings per row (inner), width, its width in the output after its Reshapes, its first
@@ -138,7 +141,7 @@ def plan(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, pro
         if err[0] == 0 and dims.shape[0] != 2:
             set_error(err, "tf_blade: a column's reshape changed its rank")
         if err[0] == 0 and c > 0 and dims[0] != first[0]:
-            mismatch(err, 0, first, c, dims)
+            mismatch(err, np.int64(0), first, c, dims)
         if err[0] != 0:
             return layout, 0, 0, c
         if c == 0:
@@ -161,10 +164,11 @@ def _find_pooled_miss(flat, raw, shape, num_buckets, n_table, err):
             return
 
 
-@njit(cache=True, nogil=True)
-def _fill_block(b, ids, tstrings, tables, kinds, buckets, modes, layout, out, failed):
+@njit(cache=True, nogil=True, inline="always")
+def _fill_block(b, args):
     """Rows [b * BLOCK, (b + 1) * BLOCK) of every bag, pooled and laid into ``out``. When its
     scratch cannot be allocated it sets ``failed[0]`` (blocks may run on other threads)."""
+    ids, tstrings, tables, kinds, buckets, modes, layout, out, failed = args
     r0 = b * BLOCK
     most = 1  # the block's ids: its rows' strings, not a whole block of the widest column's
     for c in range(layout.shape[0]):
@@ -205,7 +209,7 @@ def _fill_block(b, ids, tstrings, tables, kinds, buckets, modes, layout, out, fa
         else:  # reshaped to other rows: element f of the bag is element f of its output slice
             acc = sums[:m * width].reshape((m, width))
             acc[:] = 0
-            reduce_runs(tables[c], idbuf, starts[:m + 1], local[:m], modes[c], acc, 0)
+            reduce_runs(tables[c], idbuf, starts[:m + 1], local[:m], modes[c], acc, np.int64(0))
             for i in range(m):
                 for j in range(width):
                     f = (r0 + i) * width + j
@@ -261,7 +265,7 @@ def _fill_here_impl(args, blocks):
 
     def loop(args, blocks):  # a dtype without a task
         for b in range(blocks):
-            _fill_block(b, *args)
+            _fill_block(b, args)
         return True
     return loop
 
@@ -285,13 +289,13 @@ _read_float32, _read_float64 = args_reader(_ARGS["float32"]), args_reader(_ARGS[
 def _blocks_float32(arg, begin, end):
     args = _read_float32(arg)
     for b in range(begin, end):
-        _fill_block(b, *args)
+        _fill_block(b, args)
 
 
 def _blocks_float64(arg, begin, end):
     args = _read_float64(arg)
     for b in range(begin, end):
-        _fill_block(b, *args)
+        _fill_block(b, args)
 
 
 _TASKS = {"float32": _blocks_float32, "float64": _blocks_float64}
@@ -316,12 +320,18 @@ _read_plan_float32, _read_plan_float64 = args_reader(_PLAN_ARGS["float32"]), arg
 _call_plan, _write_plan = task_caller(_PLAN_RESULT), result_writer(_PLAN_RESULT)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _plan_of(args):  # Numba inlines no call with *args
+    ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, program, vectors, err = args
+    return plan(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, program, vectors, err)
+
+
 def _plan_float32(arg, result):  # one Python function per dtype, as the blocks tasks
-    _write_plan(result, plan(*_read_plan_float32(arg)))
+    _write_plan(result, _plan_of(_read_plan_float32(arg)))
 
 
 def _plan_float64(arg, result):
-    _write_plan(result, plan(*_read_plan_float64(arg)))
+    _write_plan(result, _plan_of(_read_plan_float64(arg)))
 
 
 _PLAN_TASKS = {"float32": _plan_float32, "float64": _plan_float64}
@@ -423,7 +433,7 @@ def _direct_layer(in_ptrs, in_shapes, spec_ptr, err, like):
         head[ROW_SUM_AT + 1]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
     """The layer, filled in TF's buffer. Returns the entry's codes: 0 done, 1 ``err`` says why,
     2 TF's allocation failed."""
@@ -441,7 +451,7 @@ def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
     return 1 if err[0] != 0 else 0
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _direct_row_sum(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
     """``_direct`` for a spec with a row sum: the layer fills a scratch buffer of the call and its
     rows are added up in Eigen's order (kernels/reduce.py) into TF's [rows, 1] or [rows]."""

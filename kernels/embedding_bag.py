@@ -63,5 +63,5 @@ def embedding_bag(indices, values, dense_shape, table, mode, err):
         row = indices[i, 0]
         order[fill[row]] = values[i]
         fill[row] += 1
-    reduce_runs(table, order, counts, np.arange(rows), mode, out, 0)  # empty rows stay zero
+    reduce_runs(table, order, counts, np.arange(rows), mode, out, np.int64(0))  # empty rows stay zero
     return out

@@ -31,7 +31,7 @@ def pooled_gather(table, ids, mean, strict, err):
             if v < 0 or v >= n:
                 index_miss(err, ids.shape, r * k + j, v, n)
                 return out[:0]
-    pool_rows(table, ids, mean, out, 0, 0, rows)
+    pool_rows(table, ids, mean, out, np.int64(0), np.int64(0), rows)
     return out
 
 

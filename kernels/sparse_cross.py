@@ -72,7 +72,7 @@ def keyed_int_features(values, strong, k0, k1, dense):
             continue
         for k in range(4):  # little-endian: the int64's first 4 bytes in memory
             low[k] = np.uint8((v >> np.uint64(8 * k)) & np.uint64(0xFF))
-        out[i] = siphash24(low, 0, 4, k0, k1) if strong else fingerprint64(low, 0, 4)
+        out[i] = siphash24(low, np.int64(0), np.int64(4), k0, k1) if strong else fingerprint64(low, np.int64(0), np.int64(4))
     return out
 
 
@@ -190,7 +190,7 @@ def cross_strings(ids, tstrings, counts, starts, batch, sep, err):
     ncol = len(ids)
     out_start = _layout(counts, batch)
     total = out_start[batch]
-    sep_buf, sep_at, sep_len = string_at_outlined(sep, sep[:0], 0)
+    sep_buf, sep_at, sep_len = string_at_outlined(sep, sep[:0], np.int64(0))
     lengths = np.empty(total, np.int64)
     perm = np.zeros(ncol, np.int64)
     for b in range(batch):  # first the lengths, so the output is allocated once

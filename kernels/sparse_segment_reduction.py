@@ -178,5 +178,5 @@ def sparse_segment_reduce(data, indices, segment_ids, num_segments, mode, err):
         out_of_memory(err, np.array((rows, width), np.int64))
         return empty
     starts, targets = _segment_runs(segment_ids)
-    reduce_runs(flat, indices, starts, targets, mode, out, 0)
+    reduce_runs(flat, indices, starts, targets, mode, out, np.int64(0))
     return out

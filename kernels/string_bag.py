@@ -116,5 +116,5 @@ def flat_string_bag(flat, in_shape, offsets, data, new_shape, table, num_buckets
     check_buckets(ids, counts[rows], rows, n_table, err)
     if err[0] != 0:
         return empty
-    reduce_runs(table, ids, counts, np.arange(rows), mode, out, 0)  # empty rows stay zero
+    reduce_runs(table, ids, counts, np.arange(rows), mode, out, np.int64(0))  # empty rows stay zero
     return out

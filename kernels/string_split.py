@@ -112,7 +112,7 @@ def string_split_v2(ids, offsets, data, sep_ids, sep_offsets, sep_data, maxsplit
     per_token = TSTRING_BYTES // 8
     words = np.empty(per_token * (3 * n + 16), np.uint64)  # ~3 tokens a string at first
     starts = np.zeros(n + 1, np.int64)
-    i, m, need = _split_rows(ids, offsets, data, 0, sep, maxsplit, words, starts, 0)
+    i, m, need = _split_rows(ids, offsets, data, np.int64(0), sep, maxsplit, words, starts, np.int64(0))
     while need:
         words = _grown(words, per_token * need)
         i, m, need = _split_rows(ids, offsets, data, i, sep, maxsplit, words, starts, m)

@@ -81,6 +81,8 @@ class ReduceLowering(Lowering):
         if node.op in ("Sum", "Prod", "Mean") and lanes and _runs(reduced, rank) <= 3:
             mask = sum(1 << d for d in reduced)
             kernel = em.kernel("reduce", f"float_{node.op.lower()}_as_tf")
+            # lanes a literal, on purpose: Numba then compiles the kernel for that packet width
+            # (4 s, once per machine), which runs twice as fast as one for any width
             em.line(f"{out} = {kernel}(np.ascontiguousarray({x.var}).reshape({x.var}.size), "
                     f"np.array({x.var}.shape, np.int64), np.int64({mask}), {lanes})"
                     f".reshape(({out_shape},))")

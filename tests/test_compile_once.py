@@ -1,0 +1,65 @@
+"""A library kernel compiles once per signature of dtypes and ranks. Numba compiles a jitted
+function once per literal argument: a bare 0 passed from jitted code is Literal[int](0), not
+int64. A literal where other callers pass an int64 compiles the kernel twice (reduce_runs took
+1.2 s more of a cold start), and one in a model's generated code compiles the kernel again for
+each new value (a new model pays for it although the library is cached)."""
+import ast
+import importlib
+import inspect
+import pkgutil
+import textwrap
+
+import pytest
+from numba.core.registry import CPUDispatcher
+
+import tf_blade.kernels as kernels
+from conftest import fused_specs
+from tf_blade.codegen.generate import generate
+from tf_blade.examples import criteo_feature_model, criteo_wdl_model, keras_prep_model
+
+# Take a literal on purpose, as their last argument (the reduce lowering says why).
+LITERAL_LAST = {"float_sum_as_tf", "float_prod_as_tf", "float_mean_as_tf"}
+
+
+def _int_literals(args):
+    return [ast.unparse(a) for a in args
+            if isinstance(a, ast.Constant) and type(a.value) is int
+            or isinstance(a, ast.UnaryOp) and isinstance(a.operand, ast.Constant) and type(a.operand.value) is int]
+
+
+def test_library_kernels_pass_no_integer_literal_to_a_kernel():
+    found = []
+    for info in pkgutil.iter_modules(kernels.__path__):
+        if info.name.startswith("cuda_"):  # numba.cuda device functions, typed by their kernels
+            continue
+        module = importlib.import_module(f"{kernels.__name__}.{info.name}")
+        names = vars(module)
+        for name, fn in names.items():
+            if not isinstance(fn, CPUDispatcher) or fn.__module__ != module.__name__:
+                continue
+            for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(fn.py_func)))):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                    callee = names.get(node.func.id)
+                    # an inlined helper is typed inside its caller: a literal compiles nothing apart
+                    if isinstance(callee, CPUDispatcher) and callee.targetoptions.get("inline") != "always" \
+                            and _int_literals(node.args):
+                        found.append(f"{module.__name__}.{name}: {ast.unparse(node)}")
+    assert not found
+
+
+@pytest.mark.parametrize("build", [lambda: criteo_feature_model(3, dim=4),
+                                   lambda: criteo_wdl_model(3, 2, dim=4, hidden=(8,)),
+                                   lambda: keras_prep_model(3, dim=4, hidden=(8,))],
+                         ids=["criteo-fc", "criteo-wdl", "keras-prep"])
+def test_generated_code_passes_no_integer_literal_to_a_kernel(build):
+    found = []
+    for spec in fused_specs(build().serve, bridge="native"):
+        source, templates = generate(spec)
+        for text in (source, *templates.values()):
+            for node in ast.walk(ast.parse(text)):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                        and isinstance(node.func.value, ast.Name) and node.func.value.id.startswith("k_"):
+                    args = node.args[:-1] if node.func.attr in LITERAL_LAST else node.args
+                    if _int_literals(args):
+                        found.append(ast.unparse(node))
+    assert found == []
