@@ -16,7 +16,7 @@ bag.
 """
 import numpy as np
 from llvmlite import ir
-from numba import carray, cfunc, njit, types
+from numba import carray, njit, types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload
 from numba.typed import List
@@ -25,7 +25,7 @@ from ..runtime.abi import MAX_RANK, call_alloc, ptr_from_int
 from .concat import mismatch
 from .errors import ERR_BYTES, OOM_PREFIX, set_error
 from .gather import index_miss
-from .parallel import args_reader, cell_reader, result_writer, run_blocks, run_blocks_here, task_caller, task_cell
+from .parallel import args_reader, cell_reader, compile_task, result_writer, run_blocks, run_blocks_here, task_caller
 from .pooled_gather import pool_rows
 from .reduce import reduce_sum
 from .shape_ops import resolve_reshape
@@ -365,11 +365,9 @@ def compile_blocks(dtype: str):
     gives kernels their addresses (other dtypes fill on one thread, in a loop of their own, and
     call plan itself)."""
     if dtype in _TASKS and dtype not in _compiled:
-        _compiled[dtype] = cfunc(types.void(types.voidptr, types.int64, types.int64), cache=True, nogil=True)(_TASKS[dtype])
-        task_cell(_SYMBOLS[dtype]).value = _compiled[dtype].address
-        planner = cfunc(types.void(types.voidptr, types.voidptr), cache=True, nogil=True)(_PLAN_TASKS[dtype])
-        _compiled["plan_" + dtype] = planner
-        task_cell(_PLAN_SYMBOLS[dtype]).value = planner.address
+        _compiled[dtype] = compile_task(types.void(types.voidptr, types.int64, types.int64), _TASKS[dtype], _SYMBOLS[dtype])
+        _compiled["plan_" + dtype] = compile_task(types.void(types.voidptr, types.voidptr), _PLAN_TASKS[dtype],
+                                                  _PLAN_SYMBOLS[dtype])
 
 
 def _blocks_address(args):
@@ -497,8 +495,7 @@ def compile_direct(dtype: str, row_sum: bool = False):
     as it emits the call."""
     key = (dtype, row_sum)
     if key not in _compiled_direct:
-        _compiled_direct[key] = cfunc(DIRECT_SIG, cache=True, nogil=True)(_DIRECT[key])
-        task_cell(_DIRECT_SYMBOLS[key]).value = _compiled_direct[key].address
+        _compiled_direct[key] = compile_task(DIRECT_SIG, _DIRECT[key], _DIRECT_SYMBOLS[key])
 
 
 @intrinsic

@@ -17,7 +17,7 @@ import ctypes
 
 import llvmlite.binding as ll
 from llvmlite import ir
-from numba import types
+from numba import cfunc, types
 from numba.core import cgutils
 from numba.core.errors import TypingError
 from numba.extending import intrinsic
@@ -41,6 +41,14 @@ def task_cell(symbol: str) -> ctypes.c_int64:
         _cells[symbol] = ctypes.c_int64(0)
         ll.add_symbol(symbol, ctypes.addressof(_cells[symbol]))
     return _cells[symbol]
+
+
+def compile_task(signature, function, symbol: str):
+    """``function`` compiled (or loaded from Numba's cache) as a cfunc of ``signature``, its
+    address stored in ``task_cell(symbol)``; the caller keeps the cfunc alive."""
+    compiled = cfunc(signature, cache=True, nogil=True)(function)
+    task_cell(symbol).value = compiled.address
+    return compiled
 
 
 def cell_reader(symbol: str):

@@ -91,7 +91,7 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
     arg_types += ["types.int64"] * len(runtime_params) + ["types.boolean"] * len(wide) + [_array_type("uint8", 1)]
     result_types = [t for r in part.outputs for t in _array_types(*_meta(spec, r))]
     em.kernel("parallel", "task_caller")
-    em.imports.add("from numba import cfunc, from_dtype, types")
+    em.imports.add("from numba import from_dtype, types")
     signature = ', '.join(params + runtime_params + wide + ['err'])
     source = _fail_function("failed_part", spec, part.outputs) + [
         "", "",
@@ -113,8 +113,7 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
         '    """Compiles (or loads from Numba\'s cache) the task and fills its cell, once: whatever runs it',
         '    calls this first (the cluster module\'s compile_tasks)."""',
         "    if not _compiled:",
-        "        _compiled.append(cfunc(types.void(types.voidptr, types.voidptr), cache=True, nogil=True)(task))",
-        "        k_parallel.task_cell(SYMBOL).value = _compiled[0].address"]
+        "        _compiled.append(k_parallel.compile_task(types.void(types.voidptr, types.voidptr), task, SYMBOL))"]
     writer = _writer(spec, part, lowerings)
     if writer is not None:  # the same op in two halves (see _deferred_outputs)
         raw = spec["nodes"][writer]
