@@ -22,18 +22,8 @@ import os, sys, time, json
 import tensorflow as tf
 from numba.core import event
 
-
-class CountCompiles(event.Listener):  # every function Numba compiles (nested ones too)
-    n = 0
-
-    def on_start(self, ev):
-        CountCompiles.n += 1
-
-    def on_end(self, ev):
-        pass
-
-
-event.register("numba:compile", CountCompiles())
+compiles = event.RecordingListener()  # every function Numba compiles (nested ones too)
+event.register("numba:compile", compiles)
 t0 = time.perf_counter()
 import tf_blade  # kernels with explicit signatures compile (or load) here
 import_s = time.perf_counter() - t0
@@ -55,7 +45,7 @@ before = compiler.compile_count
 for b in (0, 1, 7, 512, 4096):
     xb = batch(b)
     opt.signatures["serving_default"](*[tf.constant(xb[c]) for c in names])
-print(json.dumps({"import_s": import_s, "rewrite_s": rewrite, "first_call_s": first, "numba_compiles": CountCompiles.n,
+print(json.dumps({"import_s": import_s, "rewrite_s": rewrite, "first_call_s": first, "numba_compiles": sum(ev.is_start for _, ev in compiles.buffer),
                   "recompiles_across_batches": compiler.compile_count - before}))
 """
 
