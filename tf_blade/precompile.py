@@ -5,8 +5,8 @@ Numba compiles a library kernel at its first use and keeps the machine code in i
 model optimized on a machine pays for the library: 20-30 s for the 26-column criteo-fc on our 2-core
 machine (docs/benchmarks/suite.md). A model after that compiles only its own generated code and
 the library kernels it is the first to use: ~0.6 s for a layer of hashed string columns like
-criteo-fc's or keras-prep's; 15-19 s for wide & deep after criteo-fc (the library kernels
-criteo-fc does not use), 5 s once those are cached too. Run this
+criteo-fc's or keras-prep's; ~9.5 s for wide & deep after criteo-fc (mostly the library kernels
+criteo-fc does not use). Run this
 where the library cache should be filled before serving starts, e.g. while building a serving
 image (with ``NUMBA_CACHE_DIR`` and ``TF_BLADE_CACHE_DIR`` pointing where the image keeps them).
 
