@@ -15,6 +15,7 @@ from numba.core.registry import CPUDispatcher
 import tf_blade.kernels as kernels
 from conftest import fused_specs
 from tf_blade.codegen.generate import generate
+from test_lowerings_fused import glue  # one graph of most lowerings
 from tf_blade.examples import criteo_feature_model, criteo_wdl_model, keras_prep_model
 
 # Take a literal on purpose, as their last argument (the reduce lowering says why).
@@ -47,13 +48,14 @@ def test_library_kernels_pass_no_integer_literal_to_a_kernel():
     assert not found
 
 
-@pytest.mark.parametrize("build", [lambda: criteo_feature_model(3, dim=4),
-                                   lambda: criteo_wdl_model(3, 2, dim=4, hidden=(8,)),
-                                   lambda: keras_prep_model(3, dim=4, hidden=(8,))],
-                         ids=["criteo-fc", "criteo-wdl", "keras-prep"])
+@pytest.mark.parametrize("build", [lambda: criteo_feature_model(3, dim=4).serve,
+                                   lambda: criteo_wdl_model(3, 2, dim=4, hidden=(8,)).serve,
+                                   lambda: keras_prep_model(3, dim=4, hidden=(8,)).serve,
+                                   lambda: glue],
+                         ids=["criteo-fc", "criteo-wdl", "keras-prep", "lowerings"])
 def test_generated_code_passes_no_integer_literal_to_a_kernel(build):
     found = []
-    for spec in fused_specs(build().serve, bridge="native"):
+    for spec in fused_specs(build(), bridge="native"):
         source, templates = generate(spec)
         for text in (source, *templates.values()):
             for node in ast.walk(ast.parse(text)):
