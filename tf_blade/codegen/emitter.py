@@ -49,6 +49,13 @@ class Emitter:
     def line(self, text: str):
         self.lines.append(text)
 
+    @staticmethod
+    def int64(value) -> str:
+        """An integer argument of a kernel call, as source: np.int64, never a bare literal, which
+        Numba types as Literal[int] and compiles the kernel for again at each new value
+        (tests/test_compile_once.py)."""
+        return f"np.int64({int(value)})"
+
     def kernel(self, module: str, func: str) -> str:
         alias = self.kernel_modules.setdefault(module, f"k_{module}")
         return f"{alias}.{func}"

@@ -454,9 +454,8 @@ def _part_args(spec, part: Part, values, lowerings) -> List[str]:
     args = [x for ref in part.inputs for x in _vars(values[ref])]
     for k in part.nodes:
         raw = spec["nodes"][k]
-        # np.int64(): a bare literal types as Literal[int], and a tuple of literals would give
-        # each group call its own compile
-        args += [f"np.int64({raw['attrs'][a]!r})" for a in getattr(lowerings[raw["op"]], "runtime_attrs", ())]
+        # a bare literal would also give each group call (a tuple of them) its own compile
+        args += [Emitter.int64(raw["attrs"][a]) for a in getattr(lowerings[raw["op"]], "runtime_attrs", ())]
     return args + (["wide"] if _is_parallel(spec, part, lowerings) else [])
 
 

@@ -48,7 +48,7 @@ class BinaryLowering(Lowering):
             eq = f"{em.kernel('elementwise', 'string_equals_const')}({a.var}, {a.off}, {a.dat}, {em.const(_bytes(text))})"
             em.line(f"{out} = {eq}" if node.op == "Equal" else f"{out} = ~{eq}")
             return [out]
-        em.call(1, f"{em.kernel('elementwise', 'broadcast_shape')}({a.var}.shape, {b.var}.shape, np.int64({a.rank}), np.int64({b.rank}), err)", True)
+        em.call(1, f"{em.kernel('elementwise', 'broadcast_shape')}({a.var}.shape, {b.var}.shape, {em.int64(a.rank)}, {em.int64(b.rank)}, err)", True)
         float_mod = node.op == "FloorMod" and node.out_dtypes[0].startswith("float")
         if node.op == "FloorMod" and not float_mod:
             em.call(0, f"{em.kernel('elementwise', 'check_divisors')}({a.var}.size, {b.var}, err)", True)

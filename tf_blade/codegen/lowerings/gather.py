@@ -22,7 +22,7 @@ class GatherLowering(Lowering):
         params, ids = ins[0], ins[1]
         axis, batch_dims = (0, 0) if node.op == "ResourceGather" else _axes(
             int(ins[2].const.ravel()[0]), node.attrs.get("batch_dims", 0), params.rank, ids.rank)
-        flat, shape = em.call(2, f"{em.kernel('gather', 'gather')}({params.var}, {ids.var}, np.int64({axis}), np.int64({batch_dims}), np.int64({int(node.op == 'ResourceGather')}), err)", True)
+        flat, shape = em.call(2, f"{em.kernel('gather', 'gather')}({params.var}, {ids.var}, {em.int64(axis)}, {em.int64(batch_dims)}, {em.int64(node.op == 'ResourceGather')}, err)", True)
         if ids.rank == 0:  # scalar ids travel as shape (1,): drop the dim the kernel gave them
             em.line(f"{shape} = np.concatenate(({shape}[:{axis}], {shape}[{axis} + 1:]))")
         return [em.reshaped(params, flat, shape, node.out_ranks[0])]

@@ -31,5 +31,5 @@ class ExpandDimsLowering(Lowering):
 
     def emit(self, node, ins, em):
         x, axis = ins
-        (shape,) = em.call(1, f"{em.kernel('shape_ops', 'expanded_shape')}({x.var}, np.int64({x.rank}), {axis.var}[0], err)", True)
+        (shape,) = em.call(1, f"{em.kernel('shape_ops', 'expanded_shape')}({x.var}, {em.int64(x.rank)}, {axis.var}[0], err)", True)
         return [em.reshaped(x, x.var, shape, x.rank + 1)]

@@ -15,4 +15,4 @@ class ShapeLowering(Lowering):
     def emit(self, node, ins, em):
         x = ins[0]
         example = f"np.empty(0, np.{node.out_dtypes[0]})"
-        return em.call(1, f"{em.kernel('shape_ops', 'shape_of')}({x.var}, np.int64({x.rank}), {example}, err)", True)
+        return em.call(1, f"{em.kernel('shape_ops', 'shape_of')}({x.var}, {em.int64(x.rank)}, {example}, err)", True)

@@ -36,7 +36,7 @@ class StridedSliceLowering(Lowering):
             begin, end, strides = (type(v)(em.const(d), "int64", 1, const=d) for v, d in zip((begin, end, strides), dense))
         k = lambda f: em.kernel("slicing", f)  # noqa: E731
         (bounds,) = em.call(1, f"{k('strided_slice_bounds')}(np.array({x.var}.shape, np.int64), "
-                               f"{begin.var}, {end.var}, {strides.var}, {', '.join(f'np.int64({m})' for m in masks)}, err)", True)
+                               f"{begin.var}, {end.var}, {strides.var}, {', '.join(em.int64(m) for m in masks)}, err)", True)
         (taken,) = em.call(1, f"{k('take')}({x.var}, {bounds})", False)
         (shape,) = em.call(1, f"{k('shrunk_shape')}({bounds})", False)
         if new_axes:

@@ -17,7 +17,7 @@ class UnpackLowering(Lowering):
         x = ins[0]
         num = node.attrs["num"]
         axis = node.attrs.get("axis", 0) % x.rank
-        em.call(0, f"{em.kernel('shape_ops', 'check_unpack')}({x.var}, np.int64({axis}), np.int64({num}), err)", True)
+        em.call(0, f"{em.kernel('shape_ops', 'check_unpack')}({x.var}, {em.int64(axis)}, {em.int64(num)}, err)", True)
         outs = []
         for i in range(num):
             out = em.tmp()
