@@ -164,11 +164,38 @@ def _find_pooled_miss(flat, raw, shape, num_buckets, n_table, err):
             return
 
 
+# A column's arrays as _fill_block reads them: addresses and sizes in one int64 row (COLUMN_FIELDS).
+# Taken from the typed Lists in each block, they cost two atomic reference counts a read on
+# counters that both threads share: 5% of criteo-fc's CPU at 512 rows.
+IDS, N_IDS, STRINGS, N_STRING_BYTES, TABLE, TABLE_ROWS, TABLE_WIDTH = range(7)
+COLUMN_FIELDS = 7
+
+
+def _column_arrays(ids, tstrings, tables, out):
+    """fill_wide's columns as COLUMN_FIELDS rows; the Lists keep the arrays alive for the call."""
+
+
+@overload(_column_arrays)
+def _column_arrays_impl(ids, tstrings, tables, out):
+    if tables.item_type.dtype != out.dtype:  # _fill_block reads the tables as out's dtype
+        raise TypingError(f"a layer's tables ({tables.item_type.dtype}) must be of its output's dtype ({out.dtype})")
+
+    def impl(ids, tstrings, tables, out):
+        arrays = np.empty((len(tables), COLUMN_FIELDS), np.int64)
+        for c in range(len(tables)):
+            i, s, t = ids[c], tstrings[c], tables[c]
+            arrays[c, IDS], arrays[c, N_IDS] = i.ctypes.data, i.shape[0]
+            arrays[c, STRINGS], arrays[c, N_STRING_BYTES] = s.ctypes.data, s.shape[0]
+            arrays[c, TABLE], arrays[c, TABLE_ROWS], arrays[c, TABLE_WIDTH] = t.ctypes.data, t.shape[0], t.shape[1]
+        return arrays
+    return impl
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _fill_block(b, args):
     """Rows [b * BLOCK, (b + 1) * BLOCK) of every bag, pooled and laid into ``out``. When its
     scratch cannot be allocated it sets ``failed[0]`` (blocks may run on other threads)."""
-    ids, tstrings, tables, kinds, buckets, modes, layout, out, failed = args
+    arrays, kinds, buckets, modes, layout, out, failed = args
     r0 = b * BLOCK
     most = 1  # the block's ids: its rows' strings, not a whole block of the widest column's
     for c in range(layout.shape[0]):
@@ -182,34 +209,35 @@ def _fill_block(b, args):
     starts = np.empty(BLOCK + 1, np.int64)
     runs = np.arange(r0, r0 + BLOCK)
     local = np.arange(BLOCK)
-    for c in range(len(ids)):
+    for c in range(layout.shape[0]):
         rows, inner, width = layout[c, ROWS], layout[c, INNER], layout[c, WIDTH]
         out_width, column = layout[c, OUT_WIDTH], layout[c, COLUMN]
         m = min(rows, r0 + BLOCK) - r0
         if m <= 0:
             continue
+        table = carray(ptr_from_int(arrays[c, TABLE], out.dtype), (arrays[c, TABLE_ROWS], arrays[c, TABLE_WIDTH]))
         if kinds[c] == DENSE:
-            source = tables[c]
             for i in range(m):
                 for j in range(width):
-                    out[r0 + i, column + j] = source[r0 + i, j]
+                    out[r0 + i, column + j] = table[r0 + i, j]
             continue
-        raw = tstrings[c]
+        raw = carray(ptr_from_int(arrays[c, STRINGS], np.uint8), (arrays[c, N_STRING_BYTES],))
+        string_ids = carray(ptr_from_int(arrays[c, IDS], np.int64), (arrays[c, N_IDS],))
         pooled = kinds[c] == POOLED  # every string hashed, then pooled k at a time
-        hash_rows(ids[c], raw, raw[:0], r0, m, inner, np.uint64(buckets[c]), idbuf, starts, pooled)
+        hash_rows(string_ids, raw, raw[:0], r0, m, inner, np.uint64(buckets[c]), idbuf, starts, pooled)
         if pooled:
-            pool_rows(tables[c], idbuf[:m * inner].reshape((m, inner)), modes[c] == 1, out, column, r0, rows)
+            pool_rows(table, idbuf[:m * inner].reshape((m, inner)), modes[c] == 1, out, column, r0, rows)
             continue
         if out_width == width:  # the bag's rows are the output's: pooled in place
             for i in range(m):
                 if starts[i] == starts[i + 1]:  # an empty row pools to zeros
                     for j in range(width):
                         out[r0 + i, column + j] = 0
-            reduce_runs(tables[c], idbuf, starts[:m + 1], runs[:m], modes[c], out, column)
+            reduce_runs(table, idbuf, starts[:m + 1], runs[:m], modes[c], out, column)
         else:  # reshaped to other rows: element f of the bag is element f of its output slice
             acc = sums[:m * width].reshape((m, width))
             acc[:] = 0
-            reduce_runs(tables[c], idbuf, starts[:m + 1], local[:m], modes[c], acc, np.int64(0))
+            reduce_runs(table, idbuf, starts[:m + 1], local[:m], modes[c], acc, np.int64(0))
             for i in range(m):
                 for j in range(width):
                     f = (r0 + i) * width + j
@@ -233,7 +261,8 @@ def fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout, out, wide, e
     intra-op threads when ``wide`` (kernels/parallel.py), else on this thread. Layers of a dtype
     with a blocks task need it compiled first (``compile_blocks``)."""
     # Copies: the task reads plain arrays (constants are read-only ones)
-    args = (ids, tstrings, tables, kinds.copy(), buckets.copy(), modes.copy(), layout, out, np.zeros(1, np.uint8))
+    args = (_column_arrays(ids, tstrings, tables, out), kinds.copy(), buckets.copy(), modes.copy(), layout, out,
+            np.zeros(1, np.uint8))
     blocks = _blocks(layout) if out.size > 0 else 0
     ran = blocks == 0 or (wide and blocks > 1 and run_blocks(_blocks_address(args), blocks, args)) or _fill_here(args, blocks)
     if not ran:
@@ -272,10 +301,8 @@ def _fill_here_impl(args, blocks):
 
 # The blocks task of each dtype: a cfunc over fill_wide's argument tuple.
 def _args_type(dtype):
-    ints = types.Array(types.int64, 1, "C")
-    return types.Tuple((types.ListType(ints), types.ListType(types.Array(types.uint8, 1, "C")),
-                        types.ListType(types.Array(dtype, 2, "C")), ints, ints, ints,
-                        types.Array(types.int64, 2, "C"), types.Array(dtype, 2, "C"), types.Array(types.uint8, 1, "C")))
+    ints, table = types.Array(types.int64, 1, "C"), types.Array(types.int64, 2, "C")
+    return types.Tuple((table, ints, ints, ints, table, types.Array(dtype, 2, "C"), types.Array(types.uint8, 1, "C")))
 
 
 _ARGS = {"float32": _args_type(types.float32), "float64": _args_type(types.float64)}

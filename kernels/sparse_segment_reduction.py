@@ -30,9 +30,9 @@ def reduce_runs(data, rows, starts, targets, mode, out, column):
     data = np.ascontiguousarray(data)  # the lanes read rows as vectors (no copy of a C-ordered table)
     width = data.shape[1]
     lanes_end = width - width % LANES
-    acc = np.empty(width, data.dtype)
-    tmp = np.empty(width, data.dtype)
-    scalar = np.empty(1, data.dtype)  # rounds n and sqrt(n) to the data's precision, as static_cast<T>
+    scratch = np.empty(2 * width + 1, data.dtype)  # one allocation: a feature layer calls this per column and block
+    acc, tmp = scratch[:width], scratch[width:2 * width]
+    scalar = scratch[2 * width:]  # rounds n and sqrt(n) to the data's precision, as static_cast<T>
     ahead = starts[0]  # rows before this one have been prefetched (prefetch.py)
     last = starts[targets.shape[0]]
     for q in range(targets.shape[0]):
