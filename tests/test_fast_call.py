@@ -156,3 +156,53 @@ def test_load_gives_restored_signatures_the_shortcut(model, batch, tmp_path, mon
     monkeypatch.setattr(ConcreteFunction, "_call_impl", lambda self, args, kwargs: "TF's path")
     np.testing.assert_array_equal(fn(**batch)["features"].numpy(), expected)
     assert fn(*batch.values()) == "TF's path"
+
+
+@pytest.fixture
+def call_flat_calls(monkeypatch):
+    """The calls that reach ConcreteFunction._call_flat (TF's path past the binding)."""
+    calls = []
+    original = ConcreteFunction._call_flat
+
+    def spy(self, *args, **kwargs):
+        calls.append(self)
+        return original(self, *args, **kwargs)
+    monkeypatch.setattr(ConcreteFunction, "_call_flat", spy)
+    return calls
+
+
+def test_a_call_nothing_records_runs_the_function_op_itself(model, batch, call_flat_calls):
+    module, fn = model
+    expected = module.serve(*batch.values())["features"].numpy()
+    call_flat_calls.clear()
+    np.testing.assert_array_equal(fn(*batch.values())["features"].numpy(), expected)
+    assert not call_flat_calls
+
+
+def test_a_call_under_a_gradient_tape_takes_call_flat(model, batch, call_flat_calls):
+    module, fn = model
+    expected = module.serve(*batch.values())["features"].numpy()
+    call_flat_calls.clear()
+    with tf.GradientTape():
+        np.testing.assert_array_equal(fn(*batch.values())["features"].numpy(), expected)
+    assert call_flat_calls == [fn]
+
+
+def test_the_function_ops_errors_are_tfs():
+    f = tf.function(lambda x: {"y": tf.strings.to_hash_bucket_fast(tf.reshape(x, [-1, 3]), 7)},
+                    input_signature=[tf.TensorSpec([None, 2], tf.string)])
+    fn = tf_blade.optimize(f, bridge="native").signatures["serving_default"]
+    assert isinstance(fn, FastCall) and fn._tf_blade_run is not None
+    ok, bad = tf.constant([[b"a", b"b"], [b"c", b"d"], [b"e", b"f"]]), tf.constant([[b"a", b"b"]])
+    np.testing.assert_array_equal(fn(ok)["y"].numpy(), f(ok)["y"].numpy())
+    ours = outcome(fn, bad)
+    assert ours[0] is tf.errors.InvalidArgumentError and ours == outcome(lambda t: tf_call(fn, t), bad)
+
+
+def test_the_callers_executor_type_is_used(model, batch):
+    _, fn = model
+    from tensorflow.python.eager.context import function_executor_type
+    with function_executor_type("NO_SUCH_EXECUTOR"):
+        ours, tfs = outcome(fn, *batch.values()), outcome(lambda *a: tf_call(fn, *a), *batch.values())
+    assert ours[0] is tf.errors.NotFoundError and ours == tfs
+    assert outcome(fn, *batch.values())[0] == "value"  # the options are read a call at a time
