@@ -193,8 +193,9 @@ def _column_arrays_impl(ids, tstrings, tables, out):
 
 @njit(cache=True, nogil=True, inline="always")
 def _fill_block(b, args):
-    """Rows [b * BLOCK, (b + 1) * BLOCK) of every bag, pooled and laid into ``out``. When its
-    scratch cannot be allocated it sets ``failed[0]`` (blocks may run on other threads)."""
+    """Rows [b * BLOCK, (b + 1) * BLOCK) of every bag, pooled and laid into ``out``. It sets
+    ``failed[0]`` (blocks may run on other threads): 1 when its scratch cannot be allocated, 2 when
+    a POOLED column's task is not compiled."""
     arrays, kinds, buckets, modes, layout, out, failed = args
     r0 = b * BLOCK
     most = 1  # the block's ids: its rows' strings, not a whole block of the widest column's
@@ -226,7 +227,8 @@ def _fill_block(b, args):
         pooled = kinds[c] == POOLED  # every string hashed, then pooled k at a time
         hash_rows(string_ids, raw, raw[:0], r0, m, inner, np.uint64(buckets[c]), idbuf, starts, pooled)
         if pooled:
-            pool_rows(table, idbuf[:m * inner].reshape((m, inner)), modes[c] == 1, out, column, r0, rows)
+            if not pool_by_address(table, idbuf[:m * inner].reshape((m, inner)), modes[c] == 1, out, column, r0, rows):
+                failed[0] = 2
             continue
         if out_width == width:  # the bag's rows are the output's: pooled in place
             for i in range(m):
@@ -251,8 +253,10 @@ def _blocks(layout):
 
 @njit(cache=True, nogil=True)
 def _check_filled(failed, err):
-    if failed[0]:
+    if failed[0] == 1:
         set_error(err, OOM_PREFIX + " the feature layer's scratch buffers")
+    elif failed[0] == 2:
+        set_error(err, "tf_blade: the feature layer's kernel is not compiled")
 
 
 @njit(cache=True, nogil=True)
@@ -387,10 +391,66 @@ def _plan_by_address_impl(ids, in_shapes, tstrings, tables, kinds, buckets, mode
     return plan
 
 
-def compile_blocks(dtype: str):
-    """Compiles (or loads from Numba's cache) the blocks and plan tasks of layers of ``dtype`` and
-    gives kernels their addresses (other dtypes fill on one thread, in a loop of their own, and
-    call plan itself)."""
+# A POOLED column is pooled through a task of its own per dtype, compiled only for layers that have
+# one (``compile_blocks(dtype, pooled=True)``): linked, pool_rows and its paths compiled in every
+# process that filled a layer, ~3 s of criteo-fc's cold start for columns it does not have.
+def _pool_args_type(dtype):
+    return types.Tuple((types.Array(dtype, 2, "C"), types.Array(types.int64, 2, "C"), types.boolean,
+                        types.Array(dtype, 2, "C"), types.int64, types.int64, types.int64))
+
+
+_POOL_ARGS = {"float32": _pool_args_type(types.float32), "float64": _pool_args_type(types.float64)}
+_POOL_SYMBOLS = {name: f"tf_blade_layer_pool_{name}" for name in _POOL_ARGS}
+_POOL_ADDRESS = {name: cell_reader(symbol) for name, symbol in _POOL_SYMBOLS.items()}
+_read_pool_float32, _read_pool_float64 = args_reader(_POOL_ARGS["float32"]), args_reader(_POOL_ARGS["float64"])
+_call_pool, _write_pool = task_caller(types.boolean), result_writer(types.boolean)
+
+
+def _pool_float32(arg, result):  # one Python function per dtype, as the blocks tasks
+    table, ids, mean, out, column, first_row, total_rows = _read_pool_float32(arg)
+    pool_rows(table, ids, mean, out, column, first_row, total_rows)
+    _write_pool(result, True)
+
+
+def _pool_float64(arg, result):
+    table, ids, mean, out, column, first_row, total_rows = _read_pool_float64(arg)
+    pool_rows(table, ids, mean, out, column, first_row, total_rows)
+    _write_pool(result, True)
+
+
+_POOL_TASKS = {"float32": _pool_float32, "float64": _pool_float64}
+
+
+def pool_by_address(table, ids, mean, out, column, first_row, total_rows):
+    """``pool_rows`` through the pool task of the table's dtype: False when that task is not
+    compiled. Other argument types call pool_rows itself."""
+
+
+@overload(pool_by_address)
+def _pool_by_address_impl(table, ids, mean, out, column, first_row, total_rows):
+    given = types.Tuple((table, ids, mean, out, column, first_row, total_rows))
+    for name, args_type in _POOL_ARGS.items():
+        if given == args_type:
+            read = _POOL_ADDRESS[name]
+
+            def through_task(table, ids, mean, out, column, first_row, total_rows):
+                address = read()
+                return address != 0 and _call_pool(address, (table, ids, mean, out, column, first_row, total_rows))
+            return through_task
+
+    def linked(table, ids, mean, out, column, first_row, total_rows):
+        pool_rows(table, ids, mean, out, column, first_row, total_rows)
+        return True
+    return linked
+
+
+def compile_blocks(dtype: str, pooled: bool = False):
+    """Compiles (or loads from Numba's cache) the blocks and plan tasks of layers of ``dtype``, and
+    the pool task when the layer has POOLED columns, and gives kernels their addresses (other
+    dtypes fill on one thread, in a loop of their own, and call plan and pool_rows themselves)."""
+    if dtype in _POOL_TASKS and pooled and "pool_" + dtype not in _compiled:
+        _compiled["pool_" + dtype] = compile_task(types.void(types.voidptr, types.voidptr), _POOL_TASKS[dtype],
+                                                  _POOL_SYMBOLS[dtype])
     if dtype in _TASKS and dtype not in _compiled:
         _compiled[dtype] = compile_task(types.void(types.voidptr, types.int64, types.int64), _TASKS[dtype], _SYMBOLS[dtype])
         _compiled["plan_" + dtype] = compile_task(types.void(types.voidptr, types.voidptr), _PLAN_TASKS[dtype],

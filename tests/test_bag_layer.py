@@ -13,7 +13,7 @@ import tf_blade
 from conftest import fused_specs, running_nodes
 from test_string_bag import POOL
 from tf_blade.feature_column import SPEC_REWRITES
-from tf_blade.examples import column_names, criteo_feature_model, criteo_wdl_model, synthetic_batch
+from tf_blade.examples import column_names, criteo_feature_model, criteo_wdl_model, keras_prep_model, synthetic_batch
 from tf_blade.kernels import bag_layer
 from tf_blade.kernels.errors import error_text, new_error_buffer
 from tf_blade.kernels.string_bag import string_bag
@@ -453,6 +453,48 @@ def test_fill_without_its_compiled_task_fails_instead_of_leaving_output_unwritte
     err = new_error_buffer()
     bag_layer.fill_wide(ids, raw, tabs, zero, np.full(1, 4, np.int64), zero, layout, out, wide, err)
     assert err[0] == 0 and not np.isnan(out).any()
+
+
+@pytest.mark.parametrize("wide", [False, True])
+def test_pooled_fill_without_its_pool_task_fails_instead_of_leaving_output_unwritten(wide):
+    # POOLED columns pool through a task of their own, compiled only for layers that have one.
+    from tf_blade.kernels.parallel import task_cell
+    ids, raw = List([np.arange(4)]), List([tstrings_from_bytes([b"a", b"b", b"", b"c"])])
+    tabs, kinds = List([np.arange(8, dtype=np.float32).reshape(4, 2)]), np.full(1, bag_layer.POOLED, np.int64)
+    zero, layout = np.zeros(1, np.int64), np.array([[2, 2, 2, 2, 0]], np.int64)  # 2 rows of 2 strings
+    out, err = np.full((2, 2), np.nan, np.float32), new_error_buffer()
+    bag_layer.compile_blocks("float32", pooled=True)
+    cell = task_cell(bag_layer._POOL_SYMBOLS["float32"])
+    address, cell.value = cell.value, 0
+    try:
+        bag_layer.fill_wide(ids, raw, tabs, kinds, np.full(1, 4, np.int64), zero, layout, out, wide, err)
+    finally:
+        cell.value = address
+    assert error_text(err) == "tf_blade: the feature layer's kernel is not compiled"
+    err = new_error_buffer()
+    bag_layer.fill_wide(ids, raw, tabs, kinds, np.full(1, 4, np.int64), zero, layout, out, wide, err)
+    assert err[0] == 0 and not np.isnan(out).any(), error_text(err)
+
+
+def test_only_layers_with_pooled_columns_compile_the_pool_task(monkeypatch):
+    compiled = []
+    monkeypatch.setattr(bag_layer, "_compiled", {})
+    monkeypatch.setattr(bag_layer, "compile_task", lambda sig, fn, symbol: compiled.append(symbol))
+    bag_layer.compile_blocks("float32")
+    assert bag_layer._POOL_SYMBOLS["float32"] not in compiled and bag_layer._SYMBOLS["float32"] in compiled
+    bag_layer.compile_blocks("float32", pooled=True)
+    assert compiled.count(bag_layer._POOL_SYMBOLS["float32"]) == 1
+
+
+@pytest.mark.parametrize("build, pooled", [(lambda: criteo_feature_model(3, dim=4), False),
+                                           (lambda: keras_prep_model(3, dim=4, hidden=(4,)), True)])
+def test_the_lowering_asks_for_the_pool_task_when_the_layer_pools(build, pooled, monkeypatch):
+    from tf_blade.codegen.lowerings import string_bag_layer
+    asked = []
+    original = string_bag_layer.compile_blocks
+    monkeypatch.setattr(string_bag_layer, "compile_blocks", lambda dtype, p=False: asked.append(p) or original(dtype, p))
+    tf_blade.optimize(build().serve, bridge="native")
+    assert asked and set(asked) == {pooled}
 
 
 def test_plan_without_its_compiled_task_fails_cleanly():
