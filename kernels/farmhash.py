@@ -19,9 +19,9 @@ import sys
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
-from numba.core import cgutils
 from numba.extending import intrinsic
 
+from ..runtime.abi import address, load8, load32, load64
 from .strings import string_at
 
 if sys.byteorder != "little":  # FarmHash reads words little-endian; the loads below are native
@@ -49,42 +49,10 @@ _UFF = np.uint64(0xFF)
 _MAX_INT_DIGITS = 20
 
 
-# ---------------------------------------------------------------------------------------------
-# Memory. The hash reads bytes at an address (int64): its helpers then take only integers, so
-# calls cost no array arguments or reference counts and LLVM inlines them. They were Numba-level
-# inline="always" helpers over the byte array, which re-typed each of ~40 inlined copies: 5.1 s of
-# hash_rows' cold compile.
-# ---------------------------------------------------------------------------------------------
-
-@intrinsic
-def address(typingctx, arr):
-    """The int64 address of a 1-D array's first byte."""
-    if not isinstance(arr, types.Array):
-        return None
-
-    def codegen(context, builder, sig, args):
-        data = cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0]).data
-        return builder.ptrtoint(data, ir.IntType(64))
-
-    return types.int64(arr), codegen
-
-
-def _loader(bits):
-    @intrinsic
-    def load(typingctx, addr):
-        if not isinstance(addr, types.Integer):
-            return None
-
-        def codegen(context, builder, sig, args):
-            ptr = builder.inttoptr(args[0], ir.IntType(bits).as_pointer())
-            value = builder.load(ptr, align=1)  # unaligned: strings start anywhere
-            return value if bits == 64 else builder.zext(value, ir.IntType(64))
-
-        return types.uint64(addr), codegen
-    return load
-
-
-load8, load32, load64 = _loader(8), _loader(32), _loader(64)
+# Memory: the hash reads bytes at an int64 address (runtime/abi.py's ``load*``), so its helpers
+# take only integers: calls cost no array arguments or reference counts and LLVM inlines them.
+# They were Numba-level inline="always" helpers over the byte array, which re-typed each of ~40
+# inlined copies: 5.1 s of hash_rows' cold compile.
 
 
 # ---------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ As in farmhash.py, every constant and shift amount is an explicit np.uint64: in 
 import numpy as np
 from numba import njit
 
-from .farmhash import address, load64
+from ..runtime.abi import address, load64
 from .strings import string_at
 
 _C0 = np.uint64(0x736F6D6570736575)  # "somepseudorandomlygeneratedbytes"

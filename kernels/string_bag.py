@@ -15,8 +15,9 @@ built; rows are combined by the embedding bag's own ``reduce_runs``: the same bi
 import numpy as np
 from numba import njit
 
+from ..runtime.abi import address
 from .errors import int_text, out_of_memory, set_error
-from .farmhash import EMPTY_FINGERPRINT, address, fingerprint64_at
+from .farmhash import EMPTY_FINGERPRINT, fingerprint64_at
 from .sparse_reshape import resolve_shape
 from .sparse_segment_reduction import reduce_runs
 from .strings import string_at, string_length

@@ -25,7 +25,7 @@ from numba import carray, njit, types
 from numba.core.errors import TypingError
 from numba.extending import overload
 
-from ..runtime.abi import ptr_from_int
+from ..runtime.abi import address, load32, load64, ptr_from_int
 from .errors import set_error
 
 TSTRING_BYTES = 24
@@ -57,15 +57,6 @@ def tstrings_from_bytes(values) -> np.ndarray:
     return buf
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _word(raw, at, n):
-    """The little-endian unsigned integer of ``n`` bytes at ``raw[at]``."""
-    v = np.uint64(0)
-    for b in range(n - 1, -1, -1):
-        v = (v << np.uint64(8)) | np.uint64(raw[at + b])
-    return v
-
-
 def string_at(offsets, data, i):
     """(buffer, start, length) of string ``i``; see the module docstring. Numba code only."""
     raise NotImplementedError("string_at is compiled into kernels (numba.extending.overload)")
@@ -76,8 +67,8 @@ def _tstring_size(raw, at, kind):
     if kind == _SMALL:
         return np.int64(raw[at] >> 2)
     if kind == _OFFSET:
-        return np.int64(_word(raw, at, 4) >> np.uint64(2))
-    return np.int64(_word(raw, at, 8) >> np.uint64(2))
+        return np.int64(load32(address(raw) + at) >> np.uint64(2))
+    return np.int64(load64(address(raw) + at) >> np.uint64(2))
 
 
 @njit(cache=True, nogil=True, inline="always")  # one call per string otherwise: 8% of a hash column
@@ -88,11 +79,11 @@ def _tstring_at(raw, i):
     kind = raw[at] & 3
     size = _tstring_size(raw, at, kind)
     if kind == _SMALL:
-        ptr = np.int64(raw.ctypes.data) + at + 1
+        ptr = address(raw) + at + 1
     elif kind == _OFFSET:  # bytes at the tstring's own address + offset: maybe past this buffer
-        ptr = np.int64(raw.ctypes.data) + at + np.int64(_word(raw, at + 4, 4))
+        ptr = address(raw) + at + np.int64(load32(address(raw) + at + 4))
     else:
-        ptr = np.int64(_word(raw, at + (16 if kind == _LARGE else 8), 8))  # LARGE: size, cap, ptr; VIEW: size, ptr
+        ptr = np.int64(load64(address(raw) + at + (16 if kind == _LARGE else 8)))  # LARGE: size, cap, ptr; VIEW: size, ptr
     return carray(ptr_from_int(ptr, np.uint8), (size,)), 0, size
 
 

@@ -9,6 +9,7 @@ functions using these helpers can be compiled with ``cache=True``.
 """
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.extending import intrinsic
 
 ENTRY_SIG = types.int64(
@@ -71,3 +72,39 @@ def call_alloc(typingctx, alloc_fn, ctx, index, ndim, dims_addr):
         return builder.ptrtoint(res, i64)
 
     return sig, codegen
+
+
+# Memory by address: kernels that read bytes (hashes, tstring headers) take int64 addresses and
+# these loads, which type at once; Numba-level inline helpers over byte arrays re-typed every
+# inlined copy (farmhash.py, strings.py).
+@intrinsic
+def address(typingctx, arr):
+    """The int64 address of a 1-D array's first byte."""
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, sig, args):
+        data = cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0]).data
+        return builder.ptrtoint(data, ir.IntType(64))
+
+    return types.int64(arr), codegen
+
+
+def _loader(bits):
+    @intrinsic
+    def load(typingctx, addr):
+        """The little-endian unsigned integer of ``bits`` bits at ``addr``, as a uint64."""
+        if not isinstance(addr, types.Integer):
+            return None
+
+        def codegen(context, builder, sig, args):
+            ptr = builder.inttoptr(args[0], ir.IntType(bits).as_pointer())
+            value = builder.load(ptr, align=1)  # unaligned: strings start anywhere
+            return value if bits == 64 else builder.zext(value, ir.IntType(64))
+
+        return types.uint64(addr), codegen
+    return load
+
+
+load8, load32, load64 = _loader(8), _loader(32), _loader(64)
+
