@@ -127,7 +127,7 @@ def plan(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, pro
         elif kinds[c] == POOLED:  # [rows, k] strings (the rewrite checked the rank)
             rows, inner = in_shapes[c][0], in_shapes[c][1]
             if buckets[c] > table.shape[0]:  # a bucket may miss the table
-                _find_pooled_miss(ids[c], tstrings[c], in_shapes[c], buckets[c], table.shape[0], err)
+                find_pooled_miss_by_address(ids[c], tstrings[c], in_shapes[c], buckets[c], table.shape[0], err)
         else:
             new_shape, at = _vector(program, at, in_shapes[c], table, vectors)
             rows, inner = bag_rows(in_shapes[c], new_shape, err)
@@ -403,19 +403,19 @@ _POOL_ARGS = {"float32": _pool_args_type(types.float32), "float64": _pool_args_t
 _POOL_SYMBOLS = {name: f"tf_blade_layer_pool_{name}" for name in _POOL_ARGS}
 _POOL_ADDRESS = {name: cell_reader(symbol) for name, symbol in _POOL_SYMBOLS.items()}
 _read_pool_float32, _read_pool_float64 = args_reader(_POOL_ARGS["float32"]), args_reader(_POOL_ARGS["float64"])
-_call_pool, _write_pool = task_caller(types.boolean), result_writer(types.boolean)
+_call_done_task, _write_done = task_caller(types.boolean), result_writer(types.boolean)  # True: it ran
 
 
 def _pool_float32(arg, result):  # one Python function per dtype, as the blocks tasks
     table, ids, mean, out, column, first_row, total_rows = _read_pool_float32(arg)
     pool_rows(table, ids, mean, out, column, first_row, total_rows)
-    _write_pool(result, True)
+    _write_done(result, True)
 
 
 def _pool_float64(arg, result):
     table, ids, mean, out, column, first_row, total_rows = _read_pool_float64(arg)
     pool_rows(table, ids, mean, out, column, first_row, total_rows)
-    _write_pool(result, True)
+    _write_done(result, True)
 
 
 _POOL_TASKS = {"float32": _pool_float32, "float64": _pool_float64}
@@ -435,7 +435,7 @@ def _pool_by_address_impl(table, ids, mean, out, column, first_row, total_rows):
 
             def through_task(table, ids, mean, out, column, first_row, total_rows):
                 address = read()
-                return address != 0 and _call_pool(address, (table, ids, mean, out, column, first_row, total_rows))
+                return address != 0 and _call_done_task(address, (table, ids, mean, out, column, first_row, total_rows))
             return through_task
 
     def linked(table, ids, mean, out, column, first_row, total_rows):
@@ -444,13 +444,49 @@ def _pool_by_address_impl(table, ids, mean, out, column, first_row, total_rows):
     return linked
 
 
+# The plan's check of a POOLED column whose buckets may miss its table is a task too (one for every
+# dtype: it reads only strings and ints), compiled with the pool tasks.
+_MISS_ARGS = types.Tuple((types.Array(types.int64, 1, "C"), types.Array(types.uint8, 1, "C"),
+                          types.Array(types.int64, 1, "C"), types.int64, types.int64, types.Array(types.uint8, 1, "C")))
+_MISS_SYMBOL = "tf_blade_layer_pooled_miss"
+_MISS_ADDRESS = cell_reader(_MISS_SYMBOL)
+_read_miss = args_reader(_MISS_ARGS)
+
+
+def _pooled_miss_task(arg, result):
+    flat, raw, shape, num_buckets, n_table, err = _read_miss(arg)
+    _find_pooled_miss(flat, raw, shape, num_buckets, n_table, err)
+    _write_done(result, True)
+
+
+def find_pooled_miss_by_address(flat, raw, shape, num_buckets, n_table, err):
+    """``_find_pooled_miss`` through its task (``err`` says so when the task is not compiled);
+    other argument types call it linked."""
+
+
+@overload(find_pooled_miss_by_address)
+def _find_pooled_miss_by_address_impl(flat, raw, shape, num_buckets, n_table, err):
+    if types.Tuple((flat, raw, shape, num_buckets, n_table, err)) == _MISS_ARGS:
+        def through_task(flat, raw, shape, num_buckets, n_table, err):
+            address = _MISS_ADDRESS()
+            if address == 0:
+                set_error(err, "tf_blade: the feature layer's kernel is not compiled")
+            else:
+                _call_done_task(address, (flat, raw, shape, num_buckets, n_table, err))
+        return through_task
+    return lambda flat, raw, shape, num_buckets, n_table, err: _find_pooled_miss(flat, raw, shape, num_buckets,
+                                                                                 n_table, err)
+
+
 def compile_blocks(dtype: str, pooled: bool = False):
     """Compiles (or loads from Numba's cache) the blocks and plan tasks of layers of ``dtype``, and
-    the pool task when the layer has POOLED columns, and gives kernels their addresses (other
+    the pool tasks when the layer has POOLED columns, and gives kernels their addresses (other
     dtypes fill on one thread, in a loop of their own, and call plan and pool_rows themselves)."""
     if dtype in _POOL_TASKS and pooled and "pool_" + dtype not in _compiled:
         _compiled["pool_" + dtype] = compile_task(types.void(types.voidptr, types.voidptr), _POOL_TASKS[dtype],
                                                   _POOL_SYMBOLS[dtype])
+    if dtype in _PLAN_TASKS and pooled and "pooled_miss" not in _compiled:  # plan's task calls it
+        _compiled["pooled_miss"] = compile_task(types.void(types.voidptr, types.voidptr), _pooled_miss_task, _MISS_SYMBOL)
     if dtype in _TASKS and dtype not in _compiled:
         _compiled[dtype] = compile_task(types.void(types.voidptr, types.int64, types.int64), _TASKS[dtype], _SYMBOLS[dtype])
         _compiled["plan_" + dtype] = compile_task(types.void(types.voidptr, types.voidptr), _PLAN_TASKS[dtype],

@@ -481,9 +481,10 @@ def test_only_layers_with_pooled_columns_compile_the_pool_task(monkeypatch):
     monkeypatch.setattr(bag_layer, "_compiled", {})
     monkeypatch.setattr(bag_layer, "compile_task", lambda sig, fn, symbol: compiled.append(symbol))
     bag_layer.compile_blocks("float32")
-    assert bag_layer._POOL_SYMBOLS["float32"] not in compiled and bag_layer._SYMBOLS["float32"] in compiled
+    assert bag_layer._SYMBOLS["float32"] in compiled and bag_layer._PLAN_SYMBOLS["float32"] in compiled
+    assert bag_layer._POOL_SYMBOLS["float32"] not in compiled and bag_layer._MISS_SYMBOL not in compiled
     bag_layer.compile_blocks("float32", pooled=True)
-    assert compiled.count(bag_layer._POOL_SYMBOLS["float32"]) == 1
+    assert compiled.count(bag_layer._POOL_SYMBOLS["float32"]) == 1 and compiled.count(bag_layer._MISS_SYMBOL) == 1
 
 
 @pytest.mark.parametrize("build, pooled", [(lambda: criteo_feature_model(3, dim=4), False),
@@ -495,6 +496,28 @@ def test_the_lowering_asks_for_the_pool_task_when_the_layer_pools(build, pooled,
     monkeypatch.setattr(string_bag_layer, "compile_blocks", lambda dtype, p=False: asked.append(p) or original(dtype, p))
     tf_blade.optimize(build().serve, bridge="native")
     assert asked and set(asked) == {pooled}
+
+
+def test_plan_of_a_pooled_column_checks_its_buckets_through_the_miss_task():
+    # Buckets past the table: the plan names the first miss as ResourceGather would, through the
+    # pooled miss task; with that task's address cleared it says the kernel is not compiled.
+    from tf_blade.kernels.parallel import task_cell
+    ids, raw, tabs = List([np.arange(2)]), List([tstrings_from_bytes([b"a", b"b"])]), List([np.ones((4, 2), np.float32)])
+    shapes, vectors = List([np.array([1, 2], np.int64)]), List([np.zeros(0, np.int64)])
+    zero, kinds = np.zeros(1, np.int64), np.full(1, bag_layer.POOLED, np.int64)
+    args = (ids, shapes, raw, tabs, kinds, np.full(1, 1000, np.int64), zero, zero, np.zeros(0, np.int64), vectors)
+    bag_layer.compile_blocks("float32", pooled=True)
+    err = new_error_buffer()
+    _plan_through_task(*args, err)
+    assert re.fullmatch(r"indices\[0,\d\] = \d+ is not in \[0, 4\)", error_text(err)), error_text(err)
+    cell = task_cell(bag_layer._MISS_SYMBOL)
+    address, cell.value = cell.value, 0
+    err = new_error_buffer()
+    try:
+        _plan_through_task(*args, err)
+    finally:
+        cell.value = address
+    assert error_text(err) == "tf_blade: the feature layer's kernel is not compiled"
 
 
 def test_plan_without_its_compiled_task_fails_cleanly():
