@@ -393,7 +393,7 @@ def _plan_by_address_impl(ids, in_shapes, tstrings, tables, kinds, buckets, mode
 
 # A POOLED column is pooled through a task of its own per dtype, compiled only for layers that have
 # one (``compile_blocks(dtype, pooled=True)``): linked, pool_rows and its paths compiled in every
-# process that filled a layer, ~3 s of criteo-fc's cold start for columns it does not have.
+# process that filled a layer, for columns criteo-fc does not have (its cold start 18.8 -> 14.8 s).
 def _pool_args_type(dtype):
     return types.Tuple((types.Array(dtype, 2, "C"), types.Array(types.int64, 2, "C"), types.boolean,
                         types.Array(dtype, 2, "C"), types.int64, types.int64, types.int64))
@@ -485,7 +485,7 @@ def compile_blocks(dtype: str, pooled: bool = False):
     if dtype in _POOL_TASKS and pooled and "pool_" + dtype not in _compiled:
         _compiled["pool_" + dtype] = compile_task(types.void(types.voidptr, types.voidptr), _POOL_TASKS[dtype],
                                                   _POOL_SYMBOLS[dtype])
-    if dtype in _PLAN_TASKS and pooled and "pooled_miss" not in _compiled:  # plan's task calls it
+    if pooled and "pooled_miss" not in _compiled:  # plan calls it, through its task or linked, for any dtype
         _compiled["pooled_miss"] = compile_task(types.void(types.voidptr, types.voidptr), _pooled_miss_task, _MISS_SYMBOL)
     if dtype in _TASKS and dtype not in _compiled:
         _compiled[dtype] = compile_task(types.void(types.voidptr, types.int64, types.int64), _TASKS[dtype], _SYMBOLS[dtype])

@@ -2,12 +2,12 @@
 
 TF's ``ConcreteFunction.__call__`` binds every argument to the function's type in Python
 (canonicalize, cast to each TensorSpec, subtype checks) before it runs the graph: for criteo-fc's
-26 string inputs that is ~0.55 ms a call, ten times what running the function costs
-(``_call_flat``, ~0.05 ms; docs/benchmarks/suite.md). A function whose parameters are all plain
+26 string inputs that is ~0.55 ms a call, five times what running a do-nothing function of those
+inputs costs (``_call_flat``, ~0.1 ms). A function whose parameters are all plain
 tensors takes a shortcut here: when it runs eagerly and every argument is an eager tensor of its
 parameter's dtype and a compatible shape, the tensors go straight to the function. When nothing
 can record a gradient, that is the function op executed eagerly as ``_call_flat`` ends up doing,
-without its Python wrappers (30-65 us of a criteo-fc call, 8-18% of it at batch 1 to 512); else
+without its Python wrappers (30-66 us of a criteo-fc call, 8-18% of it at batch 1 to 512); else
 ``_call_flat`` itself, with TF's gradient-tape handling. Any other call (numpy values, Python
 numbers, a wrong dtype or shape, graph mode, unknown keywords) takes TF's own path, with TF's
 conversions and errors.
