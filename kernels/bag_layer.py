@@ -44,6 +44,11 @@ CONST, STRINGS_DIM, TABLE_DIM, RUNTIME = range(4)
 # a POOLED [rows, k] string tensor, every string hashed (empty ones too) and its k table rows
 # summed or averaged (mode 0 or 1) as Keras pools an Embedding of a Hashing (pooled_gather.py).
 BAG, DENSE, POOLED = 0, 1, 2
+# What a kernel says when a task it reaches by address was never compiled in this process.
+NOT_COMPILED = "tf_blade: the feature layer's kernel is not compiled"
+# What a block leaves in fill_wide's ``failed[0]``: its scratch could not be allocated, or a
+# POOLED column's task is not compiled.
+NO_SCRATCH, NO_POOL_TASK = 1, 2
 
 
 def string_columns(kinds) -> int:
@@ -194,8 +199,7 @@ def _column_arrays_impl(ids, tstrings, tables, out):
 @njit(cache=True, nogil=True, inline="always")
 def _fill_block(b, args):
     """Rows [b * BLOCK, (b + 1) * BLOCK) of every bag, pooled and laid into ``out``. It sets
-    ``failed[0]`` (blocks may run on other threads): 1 when its scratch cannot be allocated, 2 when
-    a POOLED column's task is not compiled."""
+    ``failed[0]`` (blocks may run on other threads) to NO_SCRATCH or NO_POOL_TASK."""
     arrays, kinds, buckets, modes, layout, out, failed = args
     r0 = b * BLOCK
     most = 1  # the block's ids: its rows' strings, not a whole block of the widest column's
@@ -205,7 +209,7 @@ def _fill_block(b, args):
         idbuf = np.empty(most, np.int64)
         sums = np.empty(BLOCK * max(np.max(layout[:, WIDTH]), 1), out.dtype)  # zeroed where used
     except Exception:
-        failed[0] = 1
+        failed[0] = NO_SCRATCH
         return
     starts = np.empty(BLOCK + 1, np.int64)
     runs = np.arange(r0, r0 + BLOCK)
@@ -228,7 +232,7 @@ def _fill_block(b, args):
         hash_rows(string_ids, raw, raw[:0], r0, m, inner, np.uint64(buckets[c]), idbuf, starts, pooled)
         if pooled:
             if not pool_by_address(table, idbuf[:m * inner].reshape((m, inner)), modes[c] == 1, out, column, r0, rows):
-                failed[0] = 2
+                failed[0] = NO_POOL_TASK
             continue
         if out_width == width:  # the bag's rows are the output's: pooled in place
             for i in range(m):
@@ -253,10 +257,10 @@ def _blocks(layout):
 
 @njit(cache=True, nogil=True)
 def _check_filled(failed, err):
-    if failed[0] == 1:
+    if failed[0] == NO_SCRATCH:
         set_error(err, OOM_PREFIX + " the feature layer's scratch buffers")
-    elif failed[0] == 2:
-        set_error(err, "tf_blade: the feature layer's kernel is not compiled")
+    elif failed[0] == NO_POOL_TASK:
+        set_error(err, NOT_COMPILED)
 
 
 @njit(cache=True, nogil=True)
@@ -270,7 +274,7 @@ def fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout, out, wide, e
     blocks = _blocks(layout) if out.size > 0 else 0
     ran = blocks == 0 or (wide and blocks > 1 and run_blocks(_blocks_address(args), blocks, args)) or _fill_here(args, blocks)
     if not ran:
-        set_error(err, "tf_blade: the feature layer's kernel is not compiled")
+        set_error(err, NOT_COMPILED)
         return
     _check_filled(args[-1], err)
 
@@ -383,7 +387,7 @@ def _plan_by_address_impl(ids, in_shapes, tstrings, tables, kinds, buckets, mode
             def through_task(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, program, vectors, err):
                 address = read()
                 if address == 0:
-                    set_error(err, "tf_blade: the feature layer's kernel is not compiled")
+                    set_error(err, NOT_COMPILED)
                     return np.zeros((0, 5), np.int64), np.int64(0), np.int64(0), np.int64(-1)
                 return _call_plan(address, (ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets,
                                             program, vectors, err))
@@ -470,7 +474,7 @@ def _find_pooled_miss_by_address_impl(flat, raw, shape, num_buckets, n_table, er
         def through_task(flat, raw, shape, num_buckets, n_table, err):
             address = _MISS_ADDRESS()
             if address == 0:
-                set_error(err, "tf_blade: the feature layer's kernel is not compiled")
+                set_error(err, NOT_COMPILED)
             else:
                 _call_done_task(address, (flat, raw, shape, num_buckets, n_table, err))
         return through_task
@@ -649,7 +653,7 @@ def _run_direct_impl(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, dtype):
     def impl(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, dtype):
         address = read() if spec[ROW_SUM_AT] == NO_ROW_SUM else read_row_sum()
         if address == 0:  # compile_direct never ran in this process
-            set_error(carray(errbuf, (ERR_BYTES,)), "tf_blade: the feature layer's kernel is not compiled")
+            set_error(carray(errbuf, (ERR_BYTES,)), NOT_COMPILED)
             return 1
         return _call_direct(address, in_ptrs, in_shapes, ptr_from_int(spec.ctypes.data, np.int64), ctx, alloc, errbuf)
 
