@@ -333,7 +333,7 @@ def _markdown(result):
     if c:
         lines += ["", "Compile (fresh processes; kernels compile inside optimize()"
                   + (", figures kept from the last run without --skip-compile" if result.get("compile_kept") else "") + "):", "",
-                  "| criteo-fc (26 columns) unless named | import tf_blade s | optimize incl. compile s | first call s | Numba compiles | recompiles across batch 0..4096 |",
+                  "| criteo-fc (26 columns) unless named | import tf_blade s | optimize incl. compile s | first call s | Numba compiles (this process; a cold start's child compiles more) | recompiles across batch 0..4096 |",
                   "|---|---|---|---|---|---|"]
         for kind, label in (("cold", "cold (empty caches)"), ("warm", "warm (disk caches)"),
                             ("new_model", "new model (kernel library cached, model's code cold)"),

@@ -25,7 +25,7 @@ from ..runtime.abi import MAX_RANK, call_alloc, ptr_from_int
 from .concat import mismatch
 from .errors import ERR_BYTES, OOM_PREFIX, set_error
 from .gather import index_miss
-from .parallel import args_reader, cell_reader, compile_task, result_writer, run_blocks, run_blocks_here, task_caller
+from .parallel import args_reader, cell_reader, compile_tasks, result_writer, run_blocks, run_blocks_here, task_caller
 from .pooled_gather import pool_rows
 from .reduce import reduce_sum
 from .shape_ops import resolve_reshape
@@ -267,7 +267,7 @@ def _check_filled(failed, err):
 def fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout, out, wide, err):
     """Computes the planned layer into ``out`` ([rows, width], C order): its blocks on the op's
     intra-op threads when ``wide`` (kernels/parallel.py), else on this thread. Layers of a dtype
-    with a blocks task need it compiled first (``compile_blocks``)."""
+    with a blocks task need it compiled first (``compile_layer``)."""
     # Copies: the task reads plain arrays (constants are read-only ones)
     args = (_column_arrays(ids, tstrings, tables, out), kinds.copy(), buckets.copy(), modes.copy(), layout, out,
             np.zeros(1, np.uint8))
@@ -373,7 +373,7 @@ _PLAN_TASKS = {"float32": _plan_float32, "float64": _plan_float64}
 
 
 def plan_by_address(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, program, vectors, err):
-    """``plan`` through its task for the layer's dtype (``compile_blocks`` compiles it); other
+    """``plan`` through its task for the layer's dtype (``compile_layer`` compiles it); other
     argument types call plan itself."""
 
 
@@ -396,7 +396,7 @@ def _plan_by_address_impl(ids, in_shapes, tstrings, tables, kinds, buckets, mode
 
 
 # A POOLED column is pooled through a task of its own per dtype, compiled only for layers that have
-# one (``compile_blocks(dtype, pooled=True)``): linked, pool_rows and its paths compiled in every
+# one (``compile_layer(dtype, pooled=True)``): linked, pool_rows and its paths compiled in every
 # process that filled a layer, for columns criteo-fc does not have (its cold start 18.8 -> 14.8 s).
 def _pool_args_type(dtype):
     return types.Tuple((types.Array(dtype, 2, "C"), types.Array(types.int64, 2, "C"), types.boolean,
@@ -482,19 +482,40 @@ def _find_pooled_miss_by_address_impl(flat, raw, shape, num_buckets, n_table, er
                                                                                  n_table, err)
 
 
-def compile_blocks(dtype: str, pooled: bool = False):
-    """Compiles (or loads from Numba's cache) the blocks and plan tasks of layers of ``dtype``, and
-    the pool tasks when the layer has POOLED columns, and gives kernels their addresses (other
-    dtypes fill on one thread, in a loop of their own, and call plan and pool_rows themselves)."""
-    if dtype in _POOL_TASKS and pooled and "pool_" + dtype not in _compiled:
-        _compiled["pool_" + dtype] = compile_task(types.void(types.voidptr, types.voidptr), _POOL_TASKS[dtype],
-                                                  _POOL_SYMBOLS[dtype])
-    if pooled and "pooled_miss" not in _compiled:  # plan calls it, through its task or linked, for any dtype
-        _compiled["pooled_miss"] = compile_task(types.void(types.voidptr, types.voidptr), _pooled_miss_task, _MISS_SYMBOL)
-    if dtype in _TASKS and dtype not in _compiled:
-        _compiled[dtype] = compile_task(types.void(types.voidptr, types.int64, types.int64), _TASKS[dtype], _SYMBOLS[dtype])
-        _compiled["plan_" + dtype] = compile_task(types.void(types.voidptr, types.voidptr), _PLAN_TASKS[dtype],
-                                                  _PLAN_SYMBOLS[dtype])
+_wanted = {}  # jobs of the layers the code generator lowered since it last compiled them
+
+
+def want_layer(dtype: str, pooled: bool = False, direct=None):
+    """Adds the tasks a layer of ``dtype`` runs to those ``compile_wanted`` compiles next: plan and
+    blocks (other dtypes fill on one thread, in a loop of their own, and call plan and pool_rows
+    themselves), the pool tasks when the layer has POOLED columns, and with ``direct`` (None, or
+    whether the spec has a row sum) the direct cfunc, for a dtype of DIRECT_DTYPES. The code
+    generator compiles a cluster's tasks together, so that a cold start compiles two at a time
+    (``compile_tasks``)."""
+    void_task = types.void(types.voidptr, types.voidptr)
+    if dtype in _TASKS:  # heaviest first: compile_tasks hands the first missing one to its child process
+        _wanted["plan_" + dtype] = (void_task, _PLAN_TASKS[dtype], _PLAN_SYMBOLS[dtype])
+        _wanted[dtype] = (types.void(types.voidptr, types.int64, types.int64), _TASKS[dtype], _SYMBOLS[dtype])
+    if direct is not None:
+        _wanted[dtype, direct] = (DIRECT_SIG, _DIRECT[dtype, direct], _DIRECT_SYMBOLS[dtype, direct])
+    if pooled and dtype in _POOL_TASKS:
+        _wanted["pool_" + dtype] = (void_task, _POOL_TASKS[dtype], _POOL_SYMBOLS[dtype])
+    if pooled:  # plan calls it, through its task or linked, for any dtype
+        _wanted["pooled_miss"] = (void_task, _pooled_miss_task, _MISS_SYMBOL)
+
+
+def compile_wanted():
+    """Compiles (or loads from Numba's cache) the wanted tasks not compiled yet in this process, and
+    gives kernels their addresses."""
+    jobs = {key: job for key, job in _wanted.items() if key not in _compiled}
+    _wanted.clear()
+    _compiled.update(compile_tasks(jobs))
+
+
+def compile_layer(dtype: str, pooled: bool = False, direct=None):
+    """``want_layer`` and ``compile_wanted``: the layer's tasks, compiled now."""
+    want_layer(dtype, pooled, direct)
+    compile_wanted()
 
 
 def _blocks_address(args):
@@ -613,16 +634,6 @@ def _direct_row_sum_float32(in_ptrs, in_shapes, spec, ctx, alloc, errbuf):
 
 
 _DIRECT = {("float32", False): _direct_float32, ("float32", True): _direct_row_sum_float32}
-_compiled_direct = {}
-
-
-def compile_direct(dtype: str, row_sum: bool = False):
-    """Compiles (or loads from Numba's cache) the direct cfunc of layers of ``dtype`` (one of
-    DIRECT_DTYPES), or of their row sums, and gives entries its address; the lowering calls this
-    as it emits the call."""
-    key = (dtype, row_sum)
-    if key not in _compiled_direct:
-        _compiled_direct[key] = compile_task(DIRECT_SIG, _DIRECT[key], _DIRECT_SYMBOLS[key])
 
 
 @intrinsic
@@ -652,7 +663,7 @@ def _run_direct_impl(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, dtype):
 
     def impl(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, dtype):
         address = read() if spec[ROW_SUM_AT] == NO_ROW_SUM else read_row_sum()
-        if address == 0:  # compile_direct never ran in this process
+        if address == 0:  # compile_layer never compiled it in this process
             set_error(carray(errbuf, (ERR_BYTES,)), NOT_COMPILED)
             return 1
         return _call_direct(address, in_ptrs, in_shapes, ptr_from_int(spec.ctypes.data, np.int64), ctx, alloc, errbuf)

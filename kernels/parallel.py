@@ -51,6 +51,22 @@ def compile_task(signature, function, symbol: str):
     return compiled
 
 
+def compile_tasks(jobs: dict) -> dict:
+    """``compile_task`` of each of ``jobs`` ({key: (signature, function, symbol)}, the heaviest
+    first): {key: cfunc}. When two or more miss Numba's disk cache, a child process compiles some
+    of them meanwhile (tf_blade/runtime/compile_jobs.py); this one then loads them from the cache."""
+    from ..runtime import compile_jobs
+    missing = [key for key, (signature, function, _) in jobs.items()
+               if compile_jobs.enabled() and compile_jobs.missing_from_cache(signature, function)]
+    compiled = {}
+    if len(missing) >= 2:
+        with compile_jobs.Child([jobs[key] for key in missing]) as child:  # it takes them from the front
+            for index in reversed(range(len(missing))):
+                if child.claim(index):
+                    compiled[missing[index]] = compile_task(*jobs[missing[index]])
+    return {key: compiled[key] if key in compiled else compile_task(*job) for key, job in jobs.items()}
+
+
 def cell_reader(symbol: str):
     """An intrinsic ``read()``: the value of ``task_cell(symbol)`` now."""
     task_cell(symbol)

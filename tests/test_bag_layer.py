@@ -18,6 +18,7 @@ from tf_blade.kernels import bag_layer
 from tf_blade.kernels.errors import error_text, new_error_buffer
 from tf_blade.kernels.string_bag import string_bag
 from tf_blade.kernels.strings import tstrings_from_bytes
+from tf_blade.runtime import compiler
 
 N_COLUMNS = 5
 
@@ -253,7 +254,7 @@ def _layer(columns, tables, buckets, modes, targets_per_column, wide):
     buckets, modes = np.array(buckets, np.int64), np.array(modes, np.int64)
     err = new_error_buffer()
     kinds = np.zeros(len(columns), np.int64)  # BAG
-    bag_layer.compile_blocks(tabs[0].dtype.name)
+    bag_layer.compile_layer(tabs[0].dtype.name)
     planner = _plan_through_task if wide else bag_layer.plan  # both ways a layer part may plan
     layout, rows, width, failed = planner(ids, shapes, raw, tabs, kinds, buckets, modes, n_targets,
                                           np.array(program, np.int64), vectors, err)
@@ -426,7 +427,7 @@ def test_a_block_whose_scratch_cannot_be_allocated_fails_the_fill(wide):
     ids, raw, tabs = List([np.arange(1)]), List([tstrings_from_bytes([b"a"])]), List([np.ones((4, 2), np.float32)])
     zero, layout = np.zeros(1, np.int64), np.array([[300, 2**50, 2, 2, 0]], np.int64)
     out, err = np.zeros((300, 2), np.float32), new_error_buffer()
-    bag_layer.compile_blocks("float32")
+    bag_layer.compile_layer("float32")
     bag_layer.fill_wide(ids, raw, tabs, zero, np.ones(1, np.int64), zero, layout, out, wide, err)
     assert error_text(err) == "OOM when allocating the feature layer's scratch buffers"
 
@@ -439,7 +440,7 @@ def test_fill_without_its_compiled_task_fails_instead_of_leaving_output_unwritte
     ids, raw, tabs = List([np.arange(2)]), List([tstrings_from_bytes([b"a", b"b"])]), List([np.ones((4, 2), np.float32)])
     zero, layout = np.zeros(1, np.int64), np.array([[2, 1, 2, 2, 0]], np.int64)
     out, err = np.full((2, 2), np.nan, np.float32), new_error_buffer()
-    bag_layer.compile_blocks("float32")
+    bag_layer.compile_layer("float32")
     cell = task_cell(bag_layer._SYMBOLS["float32"])
     address, cell.value = cell.value, 0
     empty, empty_err = np.zeros((0, 2), np.float32), new_error_buffer()
@@ -463,7 +464,7 @@ def test_pooled_fill_without_its_pool_task_fails_instead_of_leaving_output_unwri
     tabs, kinds = List([np.arange(8, dtype=np.float32).reshape(4, 2)]), np.full(1, bag_layer.POOLED, np.int64)
     zero, layout = np.zeros(1, np.int64), np.array([[2, 2, 2, 2, 0]], np.int64)  # 2 rows of 2 strings
     out, err = np.full((2, 2), np.nan, np.float32), new_error_buffer()
-    bag_layer.compile_blocks("float32", pooled=True)
+    bag_layer.compile_layer("float32", pooled=True)
     cell = task_cell(bag_layer._POOL_SYMBOLS["float32"])
     address, cell.value = cell.value, 0
     try:
@@ -479,11 +480,12 @@ def test_pooled_fill_without_its_pool_task_fails_instead_of_leaving_output_unwri
 def test_only_layers_with_pooled_columns_compile_the_pool_task(monkeypatch):
     compiled = []
     monkeypatch.setattr(bag_layer, "_compiled", {})
-    monkeypatch.setattr(bag_layer, "compile_task", lambda sig, fn, symbol: compiled.append(symbol))
-    bag_layer.compile_blocks("float32")
+    monkeypatch.setattr(bag_layer, "compile_tasks", lambda jobs: {key: compiled.append(symbol)
+                                                                 for key, (sig, fn, symbol) in jobs.items()})
+    bag_layer.compile_layer("float32")
     assert bag_layer._SYMBOLS["float32"] in compiled and bag_layer._PLAN_SYMBOLS["float32"] in compiled
     assert bag_layer._POOL_SYMBOLS["float32"] not in compiled and bag_layer._MISS_SYMBOL not in compiled
-    bag_layer.compile_blocks("float32", pooled=True)
+    bag_layer.compile_layer("float32", pooled=True)
     assert compiled.count(bag_layer._POOL_SYMBOLS["float32"]) == 1 and compiled.count(bag_layer._MISS_SYMBOL) == 1
 
 
@@ -492,10 +494,23 @@ def test_only_layers_with_pooled_columns_compile_the_pool_task(monkeypatch):
 def test_the_lowering_asks_for_the_pool_task_when_the_layer_pools(build, pooled, monkeypatch):
     from tf_blade.codegen.lowerings import string_bag_layer
     asked = []
-    original = string_bag_layer.compile_blocks
-    monkeypatch.setattr(string_bag_layer, "compile_blocks", lambda dtype, p=False: asked.append(p) or original(dtype, p))
+    original = string_bag_layer.want_layer
+    monkeypatch.setattr(string_bag_layer, "want_layer",
+                        lambda dtype, p=False, direct=None: asked.append(p) or original(dtype, p, direct))
     tf_blade.optimize(build().serve, bridge="native")
     assert asked and set(asked) == {pooled}
+
+
+def test_a_cluster_compiles_its_layer_tasks_together(monkeypatch):
+    # plan and blocks (asked for by the NumPy body's lowering) and the direct cfunc (by the native
+    # entry's) reach compile_tasks in one call, so that a cold start can split them over two cores
+    calls = []
+    original = bag_layer.compile_tasks
+    monkeypatch.setattr(bag_layer, "_compiled", {})
+    monkeypatch.setattr(bag_layer, "compile_tasks", lambda jobs: calls.append(set(jobs)) or original(jobs))
+    monkeypatch.setattr(compiler, "_modules", {})  # generated again, even if an earlier test loaded it
+    tf_blade.optimize(criteo_feature_model(2, dim=4).serve, bridge="native")
+    assert calls == [{"plan_float32", "float32", ("float32", False)}]
 
 
 def test_plan_of_a_pooled_column_checks_its_buckets_through_the_miss_task():
@@ -506,7 +521,7 @@ def test_plan_of_a_pooled_column_checks_its_buckets_through_the_miss_task():
     shapes, vectors = List([np.array([1, 2], np.int64)]), List([np.zeros(0, np.int64)])
     zero, kinds = np.zeros(1, np.int64), np.full(1, bag_layer.POOLED, np.int64)
     args = (ids, shapes, raw, tabs, kinds, np.full(1, 1000, np.int64), zero, zero, np.zeros(0, np.int64), vectors)
-    bag_layer.compile_blocks("float32", pooled=True)
+    bag_layer.compile_layer("float32", pooled=True)
     err = new_error_buffer()
     _plan_through_task(*args, err)
     assert re.fullmatch(r"indices\[0,\d\] = \d+ is not in \[0, 4\)", error_text(err)), error_text(err)
@@ -526,7 +541,7 @@ def test_plan_without_its_compiled_task_fails_cleanly():
     shapes, vectors, err = List([np.array([2, 1], np.int64)]), List([np.zeros(0, np.int64)]), new_error_buffer()
     zero = np.zeros(1, np.int64)
     program = np.array([2, bag_layer.STRINGS_DIM, 0, bag_layer.STRINGS_DIM, 1], np.int64)
-    bag_layer.compile_blocks("float32")
+    bag_layer.compile_layer("float32")
     args = (ids, shapes, raw, tabs, zero, np.full(1, 4, np.int64), zero, zero, program, vectors)
     layout, rows, width, failed = _plan_through_task(*args, err)
     assert err[0] == 0 and (rows, width, failed) == (2, 2, -1), error_text(err)

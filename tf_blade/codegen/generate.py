@@ -18,7 +18,7 @@ from .parts import Part, decompose, part_deps, ref_meta
 from .lowerings.reduce import EIGEN_LANES
 from .registry import load_all
 from ..feature_column.spec import const_values
-from ..kernels.bag_layer import NO_ROW_SUM, ROW_SUM_DROP, ROW_SUM_KEEP
+from ..kernels.bag_layer import NO_ROW_SUM, ROW_SUM_DROP, ROW_SUM_KEEP, compile_wanted
 from ..kernels.errors import context_suffix
 from ..runtime.threads import parallel_enabled
 
@@ -311,6 +311,7 @@ def generate(spec: dict):
         f"    n_elements = {' + '.join(counted)}"]
     src += _with_fail(lines + last_lines, "failed_body()") + [f"    return ({returns})", ""]
     src += entry
+    compile_wanted()  # the library tasks the lowerings asked for, together: two at a time when cold
     return "\n".join(src), templates
 
 

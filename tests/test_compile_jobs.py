@@ -1,0 +1,93 @@
+"""The cold compile's child process (tf_blade/runtime/compile_jobs.py), in fresh processes with
+empty Numba caches: what the child compiles, this process loads; a child that fails or is turned
+off costs nothing but time; a warm cache starts no child."""
+import json
+import os
+import subprocess
+import sys
+
+TASKS = """
+def first(x):
+    return x + 1
+
+
+def second(x):
+    return x * 2
+
+
+def third(x):
+    return x - 3
+
+
+def fourth(x):
+    return x * x
+"""
+
+# Runs in a fresh process. This side waits for the child to finish before it claims anything, so
+# the child takes every job it can (from the front), whatever the machine's speed. MODE: "child",
+# "failing" (the child exits at once) or "off" (TF_BLADE_COMPILE_CHILD=0: starting one fails).
+SCRIPT = """
+import json, os, sys
+import tasks
+from numba import types
+from tf_blade.kernels import parallel
+from tf_blade.runtime import compile_jobs
+
+claim = compile_jobs.Child.claim
+def claim_after_the_child(self, index):
+    if self.process is not None:
+        self.process.wait()
+    return claim(self, index)
+compile_jobs.Child.claim = claim_after_the_child
+def no_child(*args):
+    raise AssertionError("a child was started")
+if os.environ["MODE"] == "failing":
+    compile_jobs._CHILD = "import sys; sys.exit(3)"
+if os.environ["MODE"] == "off":
+    compile_jobs.Child = no_child
+
+sig = types.int64(types.int64)
+def run(*names):
+    functions = [getattr(tasks, name) for name in names]
+    missing = [compile_jobs.missing_from_cache(sig, f) for f in functions]
+    compiled = parallel.compile_tasks({n: (sig, f, "tf_blade_test_" + n) for n, f in zip(names, functions)})
+    return {"missing_before": missing, "hits": [compiled[n].cache_hits for n in names],
+            "values": [compiled[n].ctypes(10) for n in names],
+            "cells": [parallel.task_cell("tf_blade_test_" + n).value == compiled[n].address for n in names],
+            "missing_after": [compile_jobs.missing_from_cache(sig, f) for f in functions]}
+
+out = {"cold": run("first", "second", "third")}
+compile_jobs.Child = no_child
+out["warm"] = run("first", "second", "third")
+out["single"] = run("fourth")  # one job missing: compiled here
+print(json.dumps(out))
+"""
+
+
+def _run(tmp_path, mode):
+    (tmp_path / "tasks.py").write_text(TASKS)
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), PYTHONPATH=str(tmp_path),
+               TF_CPP_MIN_LOG_LEVEL="3", MODE=mode, TF_BLADE_COMPILE_CHILD="0" if mode == "off" else "1")
+    done = subprocess.run([sys.executable, "-c", SCRIPT], env=env, cwd=str(tmp_path), capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    # whoever compiled them, the cfuncs compute their functions and their cells hold their addresses
+    for run, values in (("cold", [11, 20, 7]), ("warm", [11, 20, 7]), ("single", [100])):
+        assert out[run]["values"] == values and all(out[run]["cells"]) and not any(out[run]["missing_after"])
+    assert out["cold"]["missing_before"] == [True] * 3 and out["warm"]["missing_before"] == [False] * 3
+    assert out["warm"]["hits"] == [1, 1, 1]  # loaded, and no child started
+    assert out["single"]["missing_before"] == [True] and out["single"]["hits"] == [0]  # one missing: compiled here
+    return out["cold"]["hits"]
+
+
+def test_what_the_child_compiles_this_process_loads_from_the_cache(tmp_path):
+    assert _run(tmp_path, "child") == [1, 1, 1]  # all three came from the child's compiles
+
+
+def test_a_child_that_fails_leaves_the_compiles_to_this_process(tmp_path):
+    assert _run(tmp_path, "failing") == [0, 0, 0]
+
+
+def test_without_a_child_this_process_compiles_everything(tmp_path):
+    assert _run(tmp_path, "off") == [0, 0, 0]
