@@ -11,15 +11,15 @@ numeric columns join as columns of their own kinds (below).
 Columns arrive as typed Lists (one compile per dtype signature, whatever the number of columns):
 ``ids`` (S's string ids, flat), ``in_shapes`` (S's shape), ``tstrings`` (kernels/strings.py) and
 ``tables``; their new_shapes and Reshape targets (``n_targets`` per column) as a shape program
-(below) over the runtime ``vectors``. Rows are combined by ``reduce_runs``: the same bits as the
-bag.
+(below) over the runtime ``vectors``. plan and fill read them as one int64 row of addresses and
+sizes per column (COLUMN_FIELDS), which the direct path makes straight from the op's pointers.
+Rows are combined by ``reduce_runs``: the same bits as the bag.
 """
 import numpy as np
 from llvmlite import ir
 from numba import carray, njit, types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload
-from numba.typed import List
 
 from ..runtime.abi import MAX_RANK, call_alloc, ptr_from_int
 from .concat import mismatch
@@ -56,91 +56,135 @@ def string_columns(kinds) -> int:
     return sum(kind != DENSE for kind in kinds)
 
 
+# A column's arrays as plan and fill read them: addresses and sizes in one int64 row
+# (COLUMN_FIELDS). Taken from typed Lists in each block, they cost two atomic reference counts a
+# read on counters that both threads share (5% of criteo-fc's CPU at 512 rows); built as Lists by
+# the direct path, they compiled for ~1 s of a cold start.
+IDS, N_IDS, STRINGS, N_STRING_BYTES, TABLE, TABLE_ROWS, TABLE_WIDTH, SHAPE, RANK = range(9)
+COLUMN_FIELDS = 9
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _int64s(address, n):
+    return carray(ptr_from_int(address, np.int64), (n,))
+
+
 @njit(cache=True, nogil=True)
-def _vector(program, at, in_shape, table, vectors):
-    """(the vector at ``program[at]``, where the next one starts)."""
+def _vector(program, at, in_shape, table_shape, vector_rows):
+    """(the vector at ``program[at]``, where the next one starts). ``vector_rows``: the runtime
+    vectors' (address, length)."""
     n = program[at]
     if program[at + 1] == RUNTIME:
-        return vectors[program[at + 2]], at + 3
+        m = program[at + 2]
+        return _int64s(vector_rows[m, 0], vector_rows[m, 1]), at + 3
     out = np.empty(n, np.int64)
     for i in range(n):
         kind, value = program[at + 1 + 2 * i], program[at + 2 + 2 * i]
-        out[i] = value if kind == CONST else (in_shape[value] if kind == STRINGS_DIM else table.shape[value])
+        out[i] = value if kind == CONST else (in_shape[value] if kind == STRINGS_DIM else table_shape[value])
     return out, at + 1 + 2 * n
 
 
 @njit(cache=True, nogil=True)
-def columns_from_inputs(ptrs, shapes, columns, like):
-    """plan's column lists (ids, in_shapes, tstrings, tables, vectors) and the elements the layer
-    reads (tables of DENSE columns counted), straight from the native op's input pointers and
-    shapes (runtime/abi.py) when every input of the layer is an input of the op. One loop turn a
-    column: generated code that appended each column to the lists compiled for seconds a model.
-    ``columns[c]``: (its strings' input or -1 for a DENSE column, their rank, its table's input);
-    ``like``: an array of the tables' dtype."""
-    ids = List()  # one per line: Numba types an unpacked tuple of them as List[undefined]
-    in_shapes = List()
-    tstrings = List()
-    tables = List()
-    vectors = List()
-    elements = 0
-    counts = np.zeros(columns.shape[0], np.int64)  # strings a column (none for DENSE)
-    for c in range(columns.shape[0]):
+def columns_from_inputs(ptrs, shapes, columns):
+    """plan's and fill's column rows, an array they point into (the caller keeps it alive until
+    the layer is filled) and the elements the layer reads (tables of DENSE columns counted),
+    straight from the native op's input pointers and shapes (runtime/abi.py) when every input of
+    the layer is an input of the op. ``columns[c]``: (its strings' input or -1 for a DENSE column,
+    their rank, its table's input)."""
+    n = columns.shape[0]
+    arrays = np.zeros((n, COLUMN_FIELDS), np.int64)
+    counts = np.zeros(n, np.int64)  # strings a column (none for DENSE)
+    for c in range(n):
         s, rank = columns[c, 0], columns[c, 1]
         if s >= 0:
             counts[c] = 1
             for d in range(rank):
                 counts[c] *= shapes[s * MAX_RANK + d]
-    # a column's string ids are 0..n-1: views of one arange, not one a column
-    flat = np.arange(np.max(counts) if columns.shape[0] > 0 else 0)
-    for c in range(columns.shape[0]):
+    # [0, 0] (a DENSE column's strings' shape, as the Lists give it), then 0..n-1: a column's
+    # string ids are views of it, not an array a column
+    keep = np.zeros(2 + (np.max(counts) if n > 0 else 0), np.int64)
+    for i in range(keep.shape[0] - 2):  # a loop: a slice assignment compiles its shape checks' messages
+        keep[2 + i] = i
+    elements = 0
+    for c in range(n):
         s, rank, t = columns[c, 0], columns[c, 1], columns[c, 2]
         rows, width = shapes[t * MAX_RANK], shapes[t * MAX_RANK + 1]
-        tables.append(carray(ptr_from_int(ptrs[2 * t], like.dtype), (rows, width)))
+        arrays[c, TABLE], arrays[c, TABLE_ROWS], arrays[c, TABLE_WIDTH] = ptrs[2 * t], rows, width
         if s < 0:
-            ids.append(np.zeros(0, np.int64))
-            in_shapes.append(np.zeros(2, np.int64))
-            tstrings.append(np.zeros(0, np.uint8))
+            arrays[c, SHAPE], arrays[c, RANK] = keep.ctypes.data, 2
             elements += rows * width
             continue
-        n = counts[c]
-        ids.append(flat[:n])
-        in_shapes.append(shapes[s * MAX_RANK:s * MAX_RANK + rank].copy())
-        tstrings.append(carray(ptr_from_int(ptrs[2 * s], np.uint8), (n * TSTRING_BYTES,)))
-        elements += n
-    vectors.append(np.zeros(0, np.int64))  # never read: gives the list its type
-    return ids, in_shapes, tstrings, tables, vectors, elements
+        arrays[c, IDS], arrays[c, N_IDS] = keep.ctypes.data + 16, counts[c]
+        arrays[c, STRINGS], arrays[c, N_STRING_BYTES] = ptrs[2 * s], counts[c] * TSTRING_BYTES
+        arrays[c, SHAPE], arrays[c, RANK] = shapes.ctypes.data + 8 * s * MAX_RANK, rank
+        elements += counts[c]
+    return arrays, keep, elements
 
 
-# plan, _fill_block, _direct and _direct_row_sum are Numba-inlined into the cfunc tasks that run
-# them: compiled alone, each was optimized and emitted as a library of its own and then again
-# inside its cfunc (Numba links a callee's code into its caller): 1.5 s of a 20 s cold start.
+def _column_arrays(ids, in_shapes, tstrings, tables, out):
+    """The Lists' columns as COLUMN_FIELDS rows; the Lists keep the arrays alive. ``in_shapes``
+    may be None (fill reads no shape), and ``out``, which fill reads the tables as, None (plan
+    reads only their shapes)."""
+
+
+@overload(_column_arrays)
+def _column_arrays_impl(ids, in_shapes, tstrings, tables, out):
+    if not isinstance(out, types.NoneType) and tables.item_type.dtype != out.dtype:
+        raise TypingError(f"a layer's tables ({tables.item_type.dtype}) must be of its output's dtype ({out.dtype})")
+    shaped = not isinstance(in_shapes, types.NoneType)
+
+    def impl(ids, in_shapes, tstrings, tables, out):
+        arrays = np.zeros((len(tables), COLUMN_FIELDS), np.int64)
+        for c in range(len(tables)):
+            i, s, t = ids[c], tstrings[c], tables[c]
+            arrays[c, IDS], arrays[c, N_IDS] = i.ctypes.data, i.shape[0]
+            arrays[c, STRINGS], arrays[c, N_STRING_BYTES] = s.ctypes.data, s.shape[0]
+            arrays[c, TABLE], arrays[c, TABLE_ROWS], arrays[c, TABLE_WIDTH] = t.ctypes.data, t.shape[0], t.shape[1]
+            if shaped:
+                arrays[c, SHAPE], arrays[c, RANK] = in_shapes[c].ctypes.data, in_shapes[c].shape[0]
+        return arrays
+    return impl
+
+
+@njit(cache=True, nogil=True)
+def _vector_rows(vectors):
+    """The runtime vectors' (address, length); the List keeps them alive."""
+    rows = np.empty((len(vectors), 2), np.int64)
+    for m in range(len(vectors)):
+        rows[m, 0], rows[m, 1] = vectors[m].ctypes.data, vectors[m].shape[0]
+    return rows
+
+
 @njit(cache=True, nogil=True, inline="always")
-def plan(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, program, vectors, err):
-    """(layout, output rows, output width, failing column or -1). layout[c]: the bag's rows,
-    strings per row (inner), width, its width in the output after its Reshapes, its first
-    output column."""
-    n = len(ids)
+def plan_rows(arrays, kinds, buckets, modes, n_targets, program, vector_rows, err):
+    """(layout, output rows, output width, failing column or -1) of the columns ``arrays``
+    (COLUMN_FIELDS rows). layout[c]: the bag's rows, strings per row (inner), width, its width in
+    the output after its Reshapes, its first output column."""
+    n = arrays.shape[0]
     layout = np.zeros((n, 5), np.int64)
     first = np.zeros(2, np.int64)
     total = 0
     at = np.int64(0)  # not a literal 0: _vector would compile for that type too
     for c in range(n):
-        table = tables[c]
-        width = table.shape[1]
+        table_shape = arrays[c, TABLE_ROWS:TABLE_WIDTH + 1]
+        width, n_table = table_shape[1], table_shape[0]
+        in_shape = _int64s(arrays[c, SHAPE], arrays[c, RANK])
+        ids = _int64s(arrays[c, IDS], arrays[c, N_IDS])
+        tstrings = carray(ptr_from_int(arrays[c, STRINGS], np.uint8), (arrays[c, N_STRING_BYTES],))
         if kinds[c] == DENSE:
-            rows, inner = table.shape[0], 0
+            rows, inner = n_table, 0
         elif kinds[c] == POOLED:  # [rows, k] strings (the rewrite checked the rank)
-            rows, inner = in_shapes[c][0], in_shapes[c][1]
-            if buckets[c] > table.shape[0]:  # a bucket may miss the table
-                find_pooled_miss_by_address(ids[c], tstrings[c], in_shapes[c], buckets[c], table.shape[0], err)
+            rows, inner = in_shape[0], in_shape[1]
+            if buckets[c] > n_table:  # a bucket may miss the table
+                find_pooled_miss_by_address(ids, tstrings, in_shape, rows, buckets[c], n_table, err)
         else:
-            new_shape, at = _vector(program, at, in_shapes[c], table, vectors)
-            rows, inner = bag_rows(in_shapes[c], new_shape, err)
-            if err[0] == 0 and buckets[c] > table.shape[0]:  # a bucket may miss the table
-                find_bucket_miss(ids[c], tstrings[c], tstrings[c][:0], rows, buckets[c], table.shape[0], err)
+            new_shape, at = _vector(program, at, in_shape, table_shape, vector_rows)
+            rows, inner = bag_rows(in_shape, new_shape, err)
+            if err[0] == 0 and buckets[c] > n_table:  # a bucket may miss the table
+                find_bag_miss_by_address(ids, tstrings, in_shape, rows, buckets[c], n_table, err)
         dims = np.array([rows, width], np.int64)
         for _ in range(n_targets[c]):
-            target, at = _vector(program, at, in_shapes[c], table, vectors)
+            target, at = _vector(program, at, in_shape, table_shape, vector_rows)
             if err[0] == 0:
                 dims = resolve_reshape(dims, target, err)
         if err[0] == 0 and dims.shape[0] != 2:
@@ -158,6 +202,13 @@ def plan(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, pro
 
 
 @njit(cache=True, nogil=True)
+def plan(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, program, vectors, err):
+    """``plan_rows`` of the columns' Lists, linked (``plan_by_address`` runs its task)."""
+    return plan_rows(_column_arrays(ids, in_shapes, tstrings, tables, None), kinds, buckets, modes, n_targets,
+                     program, _vector_rows(vectors), err)
+
+
+@njit(cache=True, nogil=True)
 def _find_pooled_miss(flat, raw, shape, num_buckets, n_table, err):
     """ResourceGather's error for the first hashed string of a POOLED column missing the table."""
     hashed = np.empty(flat.shape[0], np.int64)
@@ -167,33 +218,6 @@ def _find_pooled_miss(flat, raw, shape, num_buckets, n_table, err):
         if hashed[f] >= n_table:
             index_miss(err, shape, f, hashed[f], n_table)
             return
-
-
-# A column's arrays as _fill_block reads them: addresses and sizes in one int64 row (COLUMN_FIELDS).
-# Taken from the typed Lists in each block, they cost two atomic reference counts a read on
-# counters that both threads share: 5% of criteo-fc's CPU at 512 rows.
-IDS, N_IDS, STRINGS, N_STRING_BYTES, TABLE, TABLE_ROWS, TABLE_WIDTH = range(7)
-COLUMN_FIELDS = 7
-
-
-def _column_arrays(ids, tstrings, tables, out):
-    """fill_wide's columns as COLUMN_FIELDS rows; the Lists keep the arrays alive for the call."""
-
-
-@overload(_column_arrays)
-def _column_arrays_impl(ids, tstrings, tables, out):
-    if tables.item_type.dtype != out.dtype:  # _fill_block reads the tables as out's dtype
-        raise TypingError(f"a layer's tables ({tables.item_type.dtype}) must be of its output's dtype ({out.dtype})")
-
-    def impl(ids, tstrings, tables, out):
-        arrays = np.empty((len(tables), COLUMN_FIELDS), np.int64)
-        for c in range(len(tables)):
-            i, s, t = ids[c], tstrings[c], tables[c]
-            arrays[c, IDS], arrays[c, N_IDS] = i.ctypes.data, i.shape[0]
-            arrays[c, STRINGS], arrays[c, N_STRING_BYTES] = s.ctypes.data, s.shape[0]
-            arrays[c, TABLE], arrays[c, TABLE_ROWS], arrays[c, TABLE_WIDTH] = t.ctypes.data, t.shape[0], t.shape[1]
-        return arrays
-    return impl
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -265,12 +289,18 @@ def _check_filled(failed, err):
 
 @njit(cache=True, nogil=True)
 def fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout, out, wide, err):
-    """Computes the planned layer into ``out`` ([rows, width], C order): its blocks on the op's
-    intra-op threads when ``wide`` (kernels/parallel.py), else on this thread. Layers of a dtype
-    with a blocks task need it compiled first (``compile_layer``)."""
+    """``fill_rows`` of the columns' Lists."""
+    fill_rows(_column_arrays(ids, None, tstrings, tables, out), kinds, buckets, modes, layout, out, wide, err)
+
+
+@njit(cache=True, nogil=True)
+def fill_rows(arrays, kinds, buckets, modes, layout, out, wide, err):
+    """Computes the planned layer of the columns ``arrays`` (COLUMN_FIELDS rows, tables of
+    ``out``'s dtype) into ``out`` ([rows, width], C order): its blocks on the op's intra-op
+    threads when ``wide`` (kernels/parallel.py), else on this thread. Layers of a dtype with a
+    blocks task need it compiled first (``compile_layer``)."""
     # Copies: the task reads plain arrays (constants are read-only ones)
-    args = (_column_arrays(ids, tstrings, tables, out), kinds.copy(), buckets.copy(), modes.copy(), layout, out,
-            np.zeros(1, np.uint8))
+    args = (arrays, kinds.copy(), buckets.copy(), modes.copy(), layout, out, np.zeros(1, np.uint8))
     blocks = _blocks(layout) if out.size > 0 else 0
     ran = blocks == 0 or (wide and blocks > 1 and run_blocks(_blocks_address(args), blocks, args)) or _fill_here(args, blocks)
     if not ran:
@@ -307,7 +337,7 @@ def _fill_here_impl(args, blocks):
     return loop
 
 
-# The blocks task of each dtype: a cfunc over fill_wide's argument tuple.
+# The blocks task of each dtype: a cfunc over fill_rows' argument tuple.
 def _args_type(dtype):
     ints, table = types.Array(types.int64, 1, "C"), types.Array(types.int64, 2, "C")
     return types.Tuple((table, ints, ints, ints, table, types.Array(dtype, 2, "C"), types.Array(types.uint8, 1, "C")))
@@ -337,62 +367,48 @@ _TASKS = {"float32": _blocks_float32, "float64": _blocks_float64}
 _compiled = {}
 
 
-# plan as a task of each dtype, for callers to reach by address (``plan_by_address``): linked, its
-# code (every column's checks and messages) was optimized and emitted again inside the direct
-# cfunc and inside every model's layer part and entry.
-def _plan_args_type(dtype):
-    ints = types.Array(types.int64, 1, "C")
-    return types.Tuple((types.ListType(ints), types.ListType(ints), types.ListType(types.Array(types.uint8, 1, "C")),
-                        types.ListType(types.Array(dtype, 2, "C")), ints, ints, ints, ints, ints,
-                        types.ListType(ints), types.Array(types.uint8, 1, "C")))
-
-
-_PLAN_ARGS = {"float32": _plan_args_type(types.float32), "float64": _plan_args_type(types.float64)}
-_PLAN_RESULT = types.Tuple((types.Array(types.int64, 2, "C"), types.int64, types.int64, types.int64))
-_PLAN_SYMBOLS = {name: f"tf_blade_layer_plan_{name}" for name in _PLAN_ARGS}
-_PLAN_ADDRESS = {name: cell_reader(symbol) for name, symbol in _PLAN_SYMBOLS.items()}
-_read_plan_float32, _read_plan_float64 = args_reader(_PLAN_ARGS["float32"]), args_reader(_PLAN_ARGS["float64"])
+# plan_rows as one task for every dtype (it reads the tables' shapes only), for callers to reach
+# by address (``plan_rows_by_address``): linked, its code (every column's checks and messages) was
+# optimized and emitted again inside the direct cfunc and inside every model's layer part and entry.
+_INTS, _ROWS = types.Array(types.int64, 1, "C"), types.Array(types.int64, 2, "C")
+_PLAN_ARGS = types.Tuple((_ROWS, _INTS, _INTS, _INTS, _INTS, _INTS, _ROWS, types.Array(types.uint8, 1, "C")))
+_PLAN_RESULT = types.Tuple((_ROWS, types.int64, types.int64, types.int64))
+_PLAN_SYMBOL = "tf_blade_layer_plan"
+_PLAN_ADDRESS = cell_reader(_PLAN_SYMBOL)
+_read_plan = args_reader(_PLAN_ARGS)
 _call_plan, _write_plan = task_caller(_PLAN_RESULT), result_writer(_PLAN_RESULT)
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _plan_of(args):  # Numba inlines no call with *args
-    ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, program, vectors, err = args
-    return plan(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, program, vectors, err)
+def _plan_task(arg, result):
+    arrays, kinds, buckets, modes, n_targets, program, vector_rows, err = _read_plan(arg)
+    _write_plan(result, plan_rows(arrays, kinds, buckets, modes, n_targets, program, vector_rows, err))
 
 
-def _plan_float32(arg, result):  # one Python function per dtype, as the blocks tasks
-    _write_plan(result, _plan_of(_read_plan_float32(arg)))
+def plan_rows_by_address(arrays, kinds, buckets, modes, n_targets, program, vector_rows, err):
+    """``plan_rows`` through its task (``compile_layer`` compiles it) for C-contiguous arguments;
+    others call plan_rows itself."""
 
 
-def _plan_float64(arg, result):
-    _write_plan(result, _plan_of(_read_plan_float64(arg)))
+@overload(plan_rows_by_address)
+def _plan_rows_by_address_impl(arrays, kinds, buckets, modes, n_targets, program, vector_rows, err):
+    if types.Tuple((arrays, kinds, buckets, modes, n_targets, program, vector_rows, err)) != _PLAN_ARGS:
+        return lambda arrays, kinds, buckets, modes, n_targets, program, vector_rows, err: plan_rows(
+            arrays, kinds, buckets, modes, n_targets, program, vector_rows, err)
+
+    def through_task(arrays, kinds, buckets, modes, n_targets, program, vector_rows, err):
+        address = _PLAN_ADDRESS()
+        if address == 0:
+            set_error(err, NOT_COMPILED)
+            return np.zeros((0, 5), np.int64), np.int64(0), np.int64(0), np.int64(-1)
+        return _call_plan(address, (arrays, kinds, buckets, modes, n_targets, program, vector_rows, err))
+    return through_task
 
 
-_PLAN_TASKS = {"float32": _plan_float32, "float64": _plan_float64}
-
-
+@njit(cache=True, nogil=True)
 def plan_by_address(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, program, vectors, err):
-    """``plan`` through its task for the layer's dtype (``compile_layer`` compiles it); other
-    argument types call plan itself."""
-
-
-@overload(plan_by_address)
-def _plan_by_address_impl(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, program, vectors, err):
-    given = types.Tuple((ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, program, vectors, err))
-    for name, args_type in _PLAN_ARGS.items():
-        if given == args_type:
-            read = _PLAN_ADDRESS[name]
-
-            def through_task(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, program, vectors, err):
-                address = read()
-                if address == 0:
-                    set_error(err, NOT_COMPILED)
-                    return np.zeros((0, 5), np.int64), np.int64(0), np.int64(0), np.int64(-1)
-                return _call_plan(address, (ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets,
-                                            program, vectors, err))
-            return through_task
-    return plan
+    """``plan`` through the plan task; the Lists keep the columns alive for the call."""
+    return plan_rows_by_address(_column_arrays(ids, in_shapes, tstrings, tables, None), kinds, buckets, modes,
+                                n_targets, program, _vector_rows(vectors), err)
 
 
 # A POOLED column is pooled through a task of its own per dtype, compiled only for layers that have
@@ -448,66 +464,99 @@ def _pool_by_address_impl(table, ids, mean, out, column, first_row, total_rows):
     return linked
 
 
-# The plan's check of a POOLED column whose buckets may miss its table is a task too (one for every
-# dtype: it reads only strings and ints), compiled with the pool tasks.
-_MISS_ARGS = types.Tuple((types.Array(types.int64, 1, "C"), types.Array(types.uint8, 1, "C"),
-                          types.Array(types.int64, 1, "C"), types.int64, types.int64, types.Array(types.uint8, 1, "C")))
-_MISS_SYMBOL = "tf_blade_layer_pooled_miss"
-_MISS_ADDRESS = cell_reader(_MISS_SYMBOL)
+# plan's checks of columns whose buckets may miss their tables (more buckets than table rows: rare)
+# are tasks too, one for every dtype (they read only strings and ints): linked, they hashed the
+# strings in plan's code, hash_rows and FarmHash compiled there as well as in the blocks task
+# (~1.3 s of plan's cold compile). One for POOLED columns, compiled with the pool tasks, and one
+# for bags. Both read (flat, raw, shape, rows, num_buckets, n_table, err).
+_MISS_ARGS = types.Tuple((_INTS, types.Array(types.uint8, 1, "C"), _INTS, types.int64, types.int64, types.int64,
+                          types.Array(types.uint8, 1, "C")))
+_MISS_SYMBOL, _BAG_MISS_SYMBOL = "tf_blade_layer_pooled_miss", "tf_blade_layer_bag_miss"
+_MISS_ADDRESS, _BAG_MISS_ADDRESS = cell_reader(_MISS_SYMBOL), cell_reader(_BAG_MISS_SYMBOL)
 _read_miss = args_reader(_MISS_ARGS)
 
 
 def _pooled_miss_task(arg, result):
-    flat, raw, shape, num_buckets, n_table, err = _read_miss(arg)
+    flat, raw, shape, _, num_buckets, n_table, err = _read_miss(arg)
     _find_pooled_miss(flat, raw, shape, num_buckets, n_table, err)
     _write_done(result, True)
 
 
-def find_pooled_miss_by_address(flat, raw, shape, num_buckets, n_table, err):
-    """``_find_pooled_miss`` through its task (``err`` says so when the task is not compiled);
-    other argument types call it linked."""
+def _bag_miss_task(arg, result):
+    flat, raw, _, rows, num_buckets, n_table, err = _read_miss(arg)
+    find_bucket_miss(flat, raw, raw[:0], rows, num_buckets, n_table, err)
+    _write_done(result, True)
+
+
+def _miss_through(read, given, linked):
+    """A miss check through the task whose address ``read`` gives (``err`` says so when it is not
+    compiled) for arguments of the task's types ``given``; else ``linked``."""
+    if given != _MISS_ARGS:
+        return linked
+
+    def through_task(flat, raw, shape, rows, num_buckets, n_table, err):
+        address = read()
+        if address == 0:
+            set_error(err, NOT_COMPILED)
+        else:
+            _call_done_task(address, (flat, raw, shape, rows, num_buckets, n_table, err))
+    return through_task
+
+
+def find_pooled_miss_by_address(flat, raw, shape, rows, num_buckets, n_table, err):
+    """``_find_pooled_miss`` of a POOLED column through its task (``rows`` unused)."""
 
 
 @overload(find_pooled_miss_by_address)
-def _find_pooled_miss_by_address_impl(flat, raw, shape, num_buckets, n_table, err):
-    if types.Tuple((flat, raw, shape, num_buckets, n_table, err)) == _MISS_ARGS:
-        def through_task(flat, raw, shape, num_buckets, n_table, err):
-            address = _MISS_ADDRESS()
-            if address == 0:
-                set_error(err, NOT_COMPILED)
-            else:
-                _call_done_task(address, (flat, raw, shape, num_buckets, n_table, err))
-        return through_task
-    return lambda flat, raw, shape, num_buckets, n_table, err: _find_pooled_miss(flat, raw, shape, num_buckets,
-                                                                                 n_table, err)
+def _find_pooled_miss_by_address_impl(flat, raw, shape, rows, num_buckets, n_table, err):
+    return _miss_through(_MISS_ADDRESS, types.Tuple((flat, raw, shape, rows, num_buckets, n_table, err)),
+                         lambda flat, raw, shape, rows, num_buckets, n_table, err: _find_pooled_miss(
+                             flat, raw, shape, num_buckets, n_table, err))
+
+
+def find_bag_miss_by_address(flat, raw, shape, rows, num_buckets, n_table, err):
+    """``find_bucket_miss`` of a bag's strings through its task (``shape`` unused)."""
+
+
+@overload(find_bag_miss_by_address)
+def _find_bag_miss_by_address_impl(flat, raw, shape, rows, num_buckets, n_table, err):
+    return _miss_through(_BAG_MISS_ADDRESS, types.Tuple((flat, raw, shape, rows, num_buckets, n_table, err)),
+                         lambda flat, raw, shape, rows, num_buckets, n_table, err: find_bucket_miss(
+                             flat, raw, raw[:0], rows, num_buckets, n_table, err))
 
 
 _wanted = {}  # jobs of the layers the code generator lowered since it last compiled them
+# The order compile_tasks gets them in: its child takes jobs from the front, this process from the
+# back. plan shares little with the rest; the miss checks hash strings as blocks does, so compiled
+# after blocks in the same process they reuse its hash_rows and FarmHash.
+_JOB_ORDER = ("plan", "pool", "direct", "pooled_miss", "bag_miss", "blocks")
 
 
 def want_layer(dtype: str, pooled: bool = False, direct=None):
-    """Adds the tasks a layer of ``dtype`` runs to those ``compile_wanted`` compiles next: plan and
-    blocks (other dtypes fill on one thread, in a loop of their own, and call plan and pool_rows
-    themselves), the pool tasks when the layer has POOLED columns, and with ``direct`` (None, or
-    whether the spec has a row sum) the direct cfunc, for a dtype of DIRECT_DTYPES. The code
-    generator compiles a cluster's tasks together, so that a cold start compiles two at a time
-    (``compile_tasks``)."""
+    """Adds the tasks a layer of ``dtype`` runs to those ``compile_wanted`` compiles next: plan (one
+    for every dtype) and blocks (other dtypes fill on one thread, in a loop of their own, and call
+    pool_rows themselves), plan's check of buckets that miss a bag's table, the pool tasks and
+    their miss check when the layer has POOLED columns, and with ``direct`` (None, or whether the
+    spec has a row sum) the direct cfunc, for a dtype of DIRECT_DTYPES. The code generator
+    compiles a cluster's tasks together, so that a cold start compiles two at a time
+    (``compile_tasks``). Jobs are keyed (kind, details...), kinds from _JOB_ORDER."""
     void_task = types.void(types.voidptr, types.voidptr)
-    if dtype in _TASKS:  # heaviest first: compile_tasks hands the first missing one to its child process
-        _wanted["plan_" + dtype] = (void_task, _PLAN_TASKS[dtype], _PLAN_SYMBOLS[dtype])
-        _wanted[dtype] = (types.void(types.voidptr, types.int64, types.int64), _TASKS[dtype], _SYMBOLS[dtype])
+    _wanted[("plan",)] = (void_task, _plan_task, _PLAN_SYMBOL)
+    _wanted[("bag_miss",)] = (void_task, _bag_miss_task, _BAG_MISS_SYMBOL)
+    if dtype in _TASKS:
+        _wanted["blocks", dtype] = (types.void(types.voidptr, types.int64, types.int64), _TASKS[dtype], _SYMBOLS[dtype])
     if direct is not None:
-        _wanted[dtype, direct] = (DIRECT_SIG, _DIRECT[dtype, direct], _DIRECT_SYMBOLS[dtype, direct])
+        _wanted["direct", dtype, direct] = (DIRECT_SIG, _DIRECT[dtype, direct], _DIRECT_SYMBOLS[dtype, direct])
     if pooled and dtype in _POOL_TASKS:
-        _wanted["pool_" + dtype] = (void_task, _POOL_TASKS[dtype], _POOL_SYMBOLS[dtype])
-    if pooled:  # plan calls it, through its task or linked, for any dtype
-        _wanted["pooled_miss"] = (void_task, _pooled_miss_task, _MISS_SYMBOL)
+        _wanted["pool", dtype] = (void_task, _POOL_TASKS[dtype], _POOL_SYMBOLS[dtype])
+    if pooled:
+        _wanted[("pooled_miss",)] = (void_task, _pooled_miss_task, _MISS_SYMBOL)
 
 
 def compile_wanted():
     """Compiles (or loads from Numba's cache) the wanted tasks not compiled yet in this process, and
     gives kernels their addresses."""
-    jobs = {key: job for key, job in _wanted.items() if key not in _compiled}
+    jobs = {key: _wanted[key] for key in sorted(_wanted, key=lambda key: _JOB_ORDER.index(key[0])) if key not in _compiled}
     _wanted.clear()
     _compiled.update(compile_tasks(jobs))
 
@@ -560,22 +609,23 @@ def direct_spec(n_inputs, output, min_elements, columns, kinds, buckets, modes, 
     return np.concatenate([np.asarray(p, np.int64).ravel() for p in parts])
 
 
-@njit(cache=True, nogil=True, inline="always")  # typed in its caller: no tuple of lists handed back
-def _direct_layer(in_ptrs, in_shapes, spec_ptr, err, like):
-    """The spec's layer from the op's pointers, planned: (fill_wide's columns and layout, rows,
-    width, whether to fill wide, output index, row sum, lanes); ``err`` says when it cannot be."""
+@njit(cache=True, nogil=True, inline="always")
+def _direct_layer(in_ptrs, in_shapes, spec_ptr, err):
+    """The spec's layer from the op's pointers, planned: (fill_rows' columns and layout, the array
+    the columns point into, to keep alive until they are filled, rows, width, whether to fill wide,
+    output index, row sum, lanes); ``err`` says when it cannot be."""
     head = carray(spec_ptr, (HEAD,))
     n_in, output, min_elements, n, n_program = head[0], head[1], head[2], head[3], head[4]
     spec = carray(spec_ptr, (HEAD + 7 * n + n_program,))
     at = HEAD + 3 * n
     kinds, buckets, modes, n_targets = spec[at:at + n], spec[at + n:at + 2 * n], spec[at + 2 * n:at + 3 * n], \
         spec[at + 3 * n:at + 4 * n]
-    ids, in_shapes_, tstrings, tables, vectors, elements = columns_from_inputs(
-        carray(in_ptrs, (2 * n_in + 1,)), carray(in_shapes, (MAX_RANK * n_in,)), spec[HEAD:at].reshape((n, 3)), like)
-    layout, rows, width, _ = plan_by_address(ids, in_shapes_, tstrings, tables, kinds, buckets, modes, n_targets,
-                                             spec[at + 4 * n:], vectors, err)
+    arrays, keep, elements = columns_from_inputs(carray(in_ptrs, (2 * n_in + 1,)), carray(in_shapes, (MAX_RANK * n_in,)),
+                                                 spec[HEAD:at].reshape((n, 3)))
+    layout, rows, width, _ = plan_rows_by_address(arrays, kinds, buckets, modes, n_targets, spec[at + 4 * n:],
+                                                  np.zeros((0, 2), np.int64), err)
     wide = in_ptrs[2 * n_in] == 0 and elements >= min_elements  # the op says whether it runs alone
-    return (ids, tstrings, tables, kinds, buckets, modes, layout), rows, width, wide, output, head[ROW_SUM_AT], \
+    return (arrays, kinds, buckets, modes, layout), keep, rows, width, wide, output, head[ROW_SUM_AT], \
         head[ROW_SUM_AT + 1]
 
 
@@ -584,17 +634,16 @@ def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
     """The layer, filled in TF's buffer. Returns the entry's codes: 0 done, 1 ``err`` says why,
     2 TF's allocation failed."""
     err = carray(errbuf, (ERR_BYTES,))
-    layer, rows, width, wide, output, _, _ = _direct_layer(in_ptrs, in_shapes, spec_ptr, err, like)
+    layer, keep, rows, width, wide, output, _, _ = _direct_layer(in_ptrs, in_shapes, spec_ptr, err)
     if err[0] != 0:
         return 1
-    ids, tstrings, tables, kinds, buckets, modes, layout = layer
+    arrays, kinds, buckets, modes, layout = layer
     dims = np.array([rows, width], np.int64)
     address = call_alloc(alloc, ctx, output, 2, dims.ctypes.data)
     if address == 0 or dims[0] < 0:  # reading dims keeps it alive across the call
         return 2
-    fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout,
-              carray(ptr_from_int(address, like.dtype), (rows, width)), wide, err)
-    return 1 if err[0] != 0 else 0
+    fill_rows(arrays, kinds, buckets, modes, layout, carray(ptr_from_int(address, like.dtype), (rows, width)), wide, err)
+    return 1 if err[0] != 0 else keep[0]  # 0; reading keep keeps the columns' ids alive across the fill
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -602,17 +651,17 @@ def _direct_row_sum(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
     """``_direct`` for a spec with a row sum: the layer fills a scratch buffer of the call and its
     rows are added up in Eigen's order (kernels/reduce.py) into TF's [rows, 1] or [rows]."""
     err = carray(errbuf, (ERR_BYTES,))
-    layer, rows, width, wide, output, row_sum, lanes = _direct_layer(in_ptrs, in_shapes, spec_ptr, err, like)
+    layer, keep, rows, width, wide, output, row_sum, lanes = _direct_layer(in_ptrs, in_shapes, spec_ptr, err)
     if err[0] != 0:
         return 1
-    ids, tstrings, tables, kinds, buckets, modes, layout = layer
+    arrays, kinds, buckets, modes, layout = layer
     try:
         scratch = np.empty((rows, width), like.dtype)
     except Exception:
         set_error(err, OOM_PREFIX + " the feature layer's rows before their sum")
         return 1
-    fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout, scratch, wide, err)
-    if err[0] != 0:
+    fill_rows(arrays, kinds, buckets, modes, layout, scratch, wide, err)
+    if err[0] != 0 or keep[0] != 0:  # keep[0] is 0; reading it keeps the columns' ids alive across the fill
         return 1
     sums = reduce_sum(scratch, lanes)
     dims = np.array([rows, 1], np.int64)

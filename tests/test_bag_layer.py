@@ -483,7 +483,7 @@ def test_only_layers_with_pooled_columns_compile_the_pool_task(monkeypatch):
     monkeypatch.setattr(bag_layer, "compile_tasks", lambda jobs: {key: compiled.append(symbol)
                                                                  for key, (sig, fn, symbol) in jobs.items()})
     bag_layer.compile_layer("float32")
-    assert bag_layer._SYMBOLS["float32"] in compiled and bag_layer._PLAN_SYMBOLS["float32"] in compiled
+    assert bag_layer._SYMBOLS["float32"] in compiled and bag_layer._PLAN_SYMBOL in compiled
     assert bag_layer._POOL_SYMBOLS["float32"] not in compiled and bag_layer._MISS_SYMBOL not in compiled
     bag_layer.compile_layer("float32", pooled=True)
     assert compiled.count(bag_layer._POOL_SYMBOLS["float32"]) == 1 and compiled.count(bag_layer._MISS_SYMBOL) == 1
@@ -502,30 +502,34 @@ def test_the_lowering_asks_for_the_pool_task_when_the_layer_pools(build, pooled,
 
 
 def test_a_cluster_compiles_its_layer_tasks_together(monkeypatch):
-    # plan and blocks (asked for by the NumPy body's lowering) and the direct cfunc (by the native
-    # entry's) reach compile_tasks in one call, so that a cold start can split them over two cores
+    # plan, its bag miss check and blocks (asked for by the NumPy body's lowering) and the direct
+    # cfunc (by the native entry's) reach compile_tasks in one call, so that a cold start can split them over two cores
     calls = []
     original = bag_layer.compile_tasks
     monkeypatch.setattr(bag_layer, "_compiled", {})
-    monkeypatch.setattr(bag_layer, "compile_tasks", lambda jobs: calls.append(set(jobs)) or original(jobs))
+    monkeypatch.setattr(bag_layer, "compile_tasks", lambda jobs: calls.append(list(jobs)) or original(jobs))
     monkeypatch.setattr(compiler, "_modules", {})  # generated again, even if an earlier test loaded it
     tf_blade.optimize(criteo_feature_model(2, dim=4).serve, bridge="native")
-    assert calls == [{"plan_float32", "float32", ("float32", False)}]
+    assert calls == [[("plan",), ("direct", "float32", False), ("bag_miss",), ("blocks", "float32")]]  # _JOB_ORDER
 
 
-def test_plan_of_a_pooled_column_checks_its_buckets_through_the_miss_task():
-    # Buckets past the table: the plan names the first miss as ResourceGather would, through the
-    # pooled miss task; with that task's address cleared it says the kernel is not compiled.
+@pytest.mark.parametrize("kind, symbol, message", [
+    (bag_layer.POOLED, bag_layer._MISS_SYMBOL, r"indices\[0,\d\] = \d+ is not in \[0, 4\)"),  # ResourceGather's
+    (bag_layer.BAG, bag_layer._BAG_MISS_SYMBOL, r"indices\[\d\] = \d+ is not in \[0, 4\)")])  # the bag's gather's
+def test_plan_checks_buckets_that_miss_the_table_through_the_miss_tasks(kind, symbol, message):
+    # Buckets past the table: the plan names the first miss as TF would, through the column kind's
+    # miss task; with that task's address cleared it says the kernel is not compiled.
     from tf_blade.kernels.parallel import task_cell
     ids, raw, tabs = List([np.arange(2)]), List([tstrings_from_bytes([b"a", b"b"])]), List([np.ones((4, 2), np.float32)])
     shapes, vectors = List([np.array([1, 2], np.int64)]), List([np.zeros(0, np.int64)])
-    zero, kinds = np.zeros(1, np.int64), np.full(1, bag_layer.POOLED, np.int64)
-    args = (ids, shapes, raw, tabs, kinds, np.full(1, 1000, np.int64), zero, zero, np.zeros(0, np.int64), vectors)
+    zero, kinds = np.zeros(1, np.int64), np.full(1, kind, np.int64)
+    program = np.array([2, bag_layer.STRINGS_DIM, 0, bag_layer.STRINGS_DIM, 1], np.int64)  # a bag's new_shape: its own
+    args = (ids, shapes, raw, tabs, kinds, np.full(1, 1000, np.int64), zero, zero, program, vectors)
     bag_layer.compile_layer("float32", pooled=True)
     err = new_error_buffer()
     _plan_through_task(*args, err)
-    assert re.fullmatch(r"indices\[0,\d\] = \d+ is not in \[0, 4\)", error_text(err)), error_text(err)
-    cell = task_cell(bag_layer._MISS_SYMBOL)
+    assert re.fullmatch(message, error_text(err)), error_text(err)
+    cell = task_cell(symbol)
     address, cell.value = cell.value, 0
     err = new_error_buffer()
     try:
@@ -545,7 +549,7 @@ def test_plan_without_its_compiled_task_fails_cleanly():
     args = (ids, shapes, raw, tabs, zero, np.full(1, 4, np.int64), zero, zero, program, vectors)
     layout, rows, width, failed = _plan_through_task(*args, err)
     assert err[0] == 0 and (rows, width, failed) == (2, 2, -1), error_text(err)
-    cell = task_cell(bag_layer._PLAN_SYMBOLS["float32"])
+    cell = task_cell(bag_layer._PLAN_SYMBOL)
     address, cell.value = cell.value, 0
     try:
         layout, rows, width, failed = _plan_through_task(*args, err)
