@@ -84,6 +84,16 @@ def _vector(program, at, in_shape, table_shape, vector_rows):
     return out, at + 1 + 2 * n
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _largest(values, floor):
+    """max(floor, *values): np.max iterates with nditer, whose code took ~0.3 s of each task's
+    cold compile."""
+    most = floor
+    for v in values:
+        most = max(most, v)
+    return most
+
+
 @njit(cache=True, nogil=True)
 def columns_from_inputs(ptrs, shapes, columns):
     """plan's and fill's column rows, an array they point into (the caller keeps it alive until
@@ -102,7 +112,7 @@ def columns_from_inputs(ptrs, shapes, columns):
                 counts[c] *= shapes[s * MAX_RANK + d]
     # [0, 0] (a DENSE column's strings' shape, as the Lists give it), then 0..n-1: a column's
     # string ids are views of it, not an array a column
-    keep = np.zeros(2 + (np.max(counts) if n > 0 else 0), np.int64)
+    keep = np.zeros(2 + _largest(counts, 0), np.int64)
     for i in range(keep.shape[0] - 2):  # a loop: a slice assignment compiles its shape checks' messages
         keep[2 + i] = i
     elements = 0
@@ -194,7 +204,7 @@ def plan_rows(arrays, kinds, buckets, modes, n_targets, program, vector_rows, er
         if err[0] != 0:
             return layout, 0, 0, c
         if c == 0:
-            first[:] = dims
+            first[0], first[1] = dims[0], dims[1]  # not first[:]: a slice assignment compiles its shape checks
         layout[c, ROWS], layout[c, INNER], layout[c, WIDTH] = rows, inner, width
         layout[c, OUT_WIDTH], layout[c, COLUMN] = dims[1], total
         total += dims[1]
@@ -231,7 +241,7 @@ def _fill_block(b, args):
         most = max(most, (min(layout[c, ROWS], r0 + BLOCK) - r0) * layout[c, INNER])
     try:  # a row may hold any number of strings
         idbuf = np.empty(most, np.int64)
-        sums = np.empty(BLOCK * max(np.max(layout[:, WIDTH]), 1), out.dtype)  # zeroed where used
+        sums = np.empty(BLOCK * _largest(layout[:, WIDTH], 1), out.dtype)  # zeroed where used
     except Exception:
         failed[0] = NO_SCRATCH
         return
@@ -276,7 +286,7 @@ def _fill_block(b, args):
 
 @njit(cache=True, nogil=True)
 def _blocks(layout):
-    return (np.max(layout[:, ROWS]) + BLOCK - 1) // BLOCK if layout.shape[0] > 0 else 0
+    return (_largest(layout[:, ROWS], 0) + BLOCK - 1) // BLOCK
 
 
 @njit(cache=True, nogil=True)
