@@ -6,6 +6,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 TASKS = """
 def first(x):
     return x + 1
@@ -25,7 +27,8 @@ def fourth(x):
 
 # Runs in a fresh process. This side waits for the child to finish before it claims anything, so
 # the child takes every job it can (from the front), whatever the machine's speed. MODE: "child",
-# "failing" (the child exits at once) or "off" (TF_BLADE_COMPILE_CHILD=0: starting one fails).
+# "failing" (the child exits at once), "no start" (its process cannot start) or "off"
+# (TF_BLADE_COMPILE_CHILD=0: starting one fails).
 SCRIPT = """
 import json, os, sys
 import tasks
@@ -45,6 +48,10 @@ if os.environ["MODE"] == "failing":
     compile_jobs._CHILD = "import sys; sys.exit(3)"
 if os.environ["MODE"] == "off":
     compile_jobs.Child = no_child
+if os.environ["MODE"] == "no start":
+    def cannot_start(*args, **kwargs):
+        raise OSError("no such interpreter")
+    compile_jobs.subprocess.Popen = cannot_start
 
 sig = types.int64(types.int64)
 def run(*names):
@@ -85,8 +92,9 @@ def test_what_the_child_compiles_this_process_loads_from_the_cache(tmp_path):
     assert _run(tmp_path, "child") == [1, 1, 1]  # all three came from the child's compiles
 
 
-def test_a_child_that_fails_leaves_the_compiles_to_this_process(tmp_path):
-    assert _run(tmp_path, "failing") == [0, 0, 0]
+@pytest.mark.parametrize("mode", ["failing", "no start"])
+def test_a_child_that_fails_leaves_the_compiles_to_this_process(tmp_path, mode):
+    assert _run(tmp_path, mode) == [0, 0, 0]
 
 
 def test_without_a_child_this_process_compiles_everything(tmp_path):

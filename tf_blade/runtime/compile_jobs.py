@@ -72,9 +72,9 @@ class Child:
         from .. import kernels
         import tf_blade
         paths = {"tf_blade": list(tf_blade.__path__), "tf_blade.kernels": list(kernels.__path__)}
-        self.claims = tempfile.mkdtemp(prefix="tf_blade_claims_")
-        self.process = None
+        self.claims = self.process = None
         try:
+            self.claims = tempfile.mkdtemp(prefix="tf_blade_claims_")
             # the jobs unpickle after the child has mapped the kernels (they name kernel functions)
             payload = base64.b64encode(pickle.dumps((paths, pickle.dumps(jobs), self.claims))).decode()
             self.process = subprocess.Popen([sys.executable, "-c", _CHILD, payload], stdin=subprocess.DEVNULL,
@@ -83,7 +83,7 @@ class Child:
             pass  # this process compiles them all
 
     def claim(self, index: int) -> bool:
-        return claim(self.claims, index)
+        return self.process is None or claim(self.claims, index)  # no child: every job is this process's
 
     def __enter__(self):
         return self
@@ -95,7 +95,8 @@ class Child:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
-        shutil.rmtree(self.claims, ignore_errors=True)
+        if self.claims is not None:
+            shutil.rmtree(self.claims, ignore_errors=True)
 
 
 def claim(claims: str, index: int) -> bool:
