@@ -52,9 +52,10 @@ def compile_task(signature, function, symbol: str):
 
 
 def compile_tasks(jobs: dict) -> dict:
-    """``compile_task`` of each of ``jobs`` ({key: (signature, function, symbol)}, the heaviest
-    first): {key: cfunc}. When two or more miss Numba's disk cache, a child process compiles some
-    of them meanwhile (tf_blade/runtime/compile_jobs.py); this one then loads them from the cache."""
+    """``compile_task`` of each of ``jobs`` ({key: (signature, function, symbol)}): {key: cfunc}.
+    When two or more miss Numba's disk cache, a child process compiles some of them meanwhile
+    (tf_blade/runtime/compile_jobs.py), taking them from the front of ``jobs`` as this process
+    takes them from the back, and this one then loads them from the cache."""
     from ..runtime import compile_jobs
     missing = [key for key, (signature, function, _) in jobs.items()
                if compile_jobs.enabled() and compile_jobs.missing_from_cache(signature, function)]
