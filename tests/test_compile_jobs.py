@@ -99,3 +99,33 @@ def test_a_child_that_fails_leaves_the_compiles_to_this_process(tmp_path, mode):
 
 def test_without_a_child_this_process_compiles_everything(tmp_path):
     assert _run(tmp_path, "off") == [0, 0, 0]
+
+
+# A real layer, cold then warm, each in a fresh process: the child compiles some of the layer's
+# tasks (the kernel library imported without TensorFlow), and what it compiled computes as TF does.
+MODEL = """
+import numpy as np, tensorflow as tf, tf_blade
+from tf_blade.examples import column_names, criteo_feature_model, synthetic_batch
+from tf_blade.runtime import compile_jobs
+started = []
+start = compile_jobs.Child.__init__
+compile_jobs.Child.__init__ = lambda self, jobs: started.append(len(jobs)) or start(self, jobs)
+model = criteo_feature_model(3, dim=4)
+served = tf_blade.optimize(model.serve, bridge="native").signatures["serving_default"]
+x = synthetic_batch(300, 3)
+args = [tf.constant(x[c]) for c in column_names(3)]
+np.testing.assert_array_equal(model.serve(*args)["features"], served(*args)["features"])
+print("CHILDREN", started)
+"""
+
+
+def test_a_layer_compiled_cold_with_a_child_matches_tf(tmp_path):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), TF_BLADE_CACHE_DIR=str(tmp_path / "tf_blade"),
+               TF_CPP_MIN_LOG_LEVEL="3")
+    runs = [subprocess.run([sys.executable, "-c", MODEL], env=env, capture_output=True, text=True, timeout=600)
+            for _ in ("cold", "warm")]
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-3000:]
+    started = [run.stdout.strip().splitlines()[-1] for run in runs]
+    assert started[0].startswith("CHILDREN [") and started[0] != "CHILDREN []"  # cold: a child took part
+    assert started[1] == "CHILDREN []"  # warm: everything loads, no child

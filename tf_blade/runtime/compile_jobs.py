@@ -113,8 +113,17 @@ def claim(claims: str, index: int) -> bool:
 def compile_in_child(kernels_path, jobs, claims) -> None:
     """The child's work: the kernel library imported from ``kernels_path`` as ``tf_blade.kernels``
     (it is installed beside tf_blade, not in it: setup.py's package_dir), then each job it can
-    claim, from the front, compiled as ``compile_task`` does, which saves it to Numba's cache."""
+    claim, from the front, compiled as ``compile_task`` does, which saves it to Numba's cache.
+
+    Only the tasks: the jitted functions they call neither load from nor save to the disk cache
+    here (a task's cfunc holds all their code). Numba's index of a function's compiled versions is
+    read, changed and written back without a lock, so two processes saving versions of one
+    function at once could leave an entry naming the other's code; only this process's parent
+    writes those."""
     import importlib.util
+
+    from numba.core import dispatcher
+    dispatcher.Dispatcher.enable_caching = lambda self: None  # before any kernel is decorated
     spec = importlib.util.spec_from_file_location("tf_blade.kernels", os.path.join(kernels_path[0], "__init__.py"),
                                                   submodule_search_locations=kernels_path)
     module = importlib.util.module_from_spec(spec)
