@@ -7,7 +7,7 @@ import tensorflow as tf
 from tensorflow.python.eager.polymorphic_function.concrete_function import ConcreteFunction
 
 import tf_blade
-from tf_blade.examples import column_names, criteo_feature_model, synthetic_batch
+from tf_blade.examples import column_names, criteo_feature_model, criteo_wdl_model, synthetic_batch, synthetic_numeric
 from tf_blade.fast_call import FastCall
 
 COLUMNS = 3
@@ -206,3 +206,47 @@ def test_the_callers_executor_type_is_used(model, batch):
         ours, tfs = outcome(fn, *batch.values()), outcome(lambda *a: tf_call(fn, *a), *batch.values())
     assert ours[0] is tf.errors.NotFoundError and ours == tfs
     assert outcome(fn, *batch.values())[0] == "value"  # the options are read a call at a time
+
+
+@pytest.fixture
+def executed(monkeypatch):
+    """The names of the ops and functions execute.execute ran."""
+    from tensorflow.python.eager import execute
+    names = []
+    original = execute.execute
+
+    def spy(op_name, *args, **kwargs):
+        names.append(op_name if isinstance(op_name, str) else op_name.decode())
+        return original(op_name, *args, **kwargs)
+    monkeypatch.setattr(execute, "execute", spy)
+    return names
+
+
+def test_a_function_that_is_one_fused_op_runs_that_op_eagerly(model, batch, executed):
+    module, fn = model
+    expected = module.serve(*batch.values())["features"].numpy()
+    executed.clear()
+    np.testing.assert_array_equal(fn(*batch.values())["features"].numpy(), expected)
+    assert executed == ["BladeFusedCall"]
+
+
+def test_a_function_with_other_ops_runs_as_a_function(executed):
+    module = criteo_wdl_model(2, 2, dim=4, hidden=(4,))
+    fn = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
+    raw = {**synthetic_batch(5, 2), **synthetic_numeric(5, 2)}
+    inputs = {name: tf.constant(value) for name, value in raw.items()}
+    expected = module.serve(**inputs)["logit"].numpy()
+    executed.clear()
+    np.testing.assert_allclose(fn(**inputs)["logit"].numpy(), expected, rtol=1e-6)
+    assert len(executed) == 1 and executed[0].startswith("__inference")
+
+
+def test_when_the_op_fails_where_the_function_does_not_the_function_runs_from_then_on(batch, executed):
+    module = criteo_feature_model(COLUMNS, dim=4)
+    fn = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
+    expected = module.serve(*batch.values())["features"].numpy()
+    fn._tf_blade_run.op = "NoSuchOp"  # the op cannot run eagerly
+    executed.clear()
+    for _ in range(2):
+        np.testing.assert_array_equal(fn(*batch.values())["features"].numpy(), expected)
+    assert executed[0] == "NoSuchOp" and len(executed) == 3 and all(n.startswith("__inference") for n in executed[1:])
