@@ -158,17 +158,22 @@ def test_load_gives_restored_signatures_the_shortcut(model, batch, tmp_path, mon
     assert fn(*batch.values()) == "TF's path"
 
 
+def spy_on(monkeypatch, owner, name, first_argument=lambda first: first):
+    """The first arguments (as ``first_argument`` gives them) of the calls of ``owner.name``."""
+    seen = []
+    original = getattr(owner, name)
+
+    def spy(first, *args, **kwargs):
+        seen.append(first_argument(first))
+        return original(first, *args, **kwargs)
+    monkeypatch.setattr(owner, name, spy)
+    return seen
+
+
 @pytest.fixture
 def call_flat_calls(monkeypatch):
     """The calls that reach ConcreteFunction._call_flat (TF's path past the binding)."""
-    calls = []
-    original = ConcreteFunction._call_flat
-
-    def spy(self, *args, **kwargs):
-        calls.append(self)
-        return original(self, *args, **kwargs)
-    monkeypatch.setattr(ConcreteFunction, "_call_flat", spy)
-    return calls
+    return spy_on(monkeypatch, ConcreteFunction, "_call_flat")
 
 
 def test_a_call_nothing_records_runs_the_function_op_itself(model, batch, call_flat_calls):
@@ -212,14 +217,7 @@ def test_the_callers_executor_type_is_used(model, batch):
 def executed(monkeypatch):
     """The names of the ops and functions execute.execute ran."""
     from tensorflow.python.eager import execute
-    names = []
-    original = execute.execute
-
-    def spy(op_name, *args, **kwargs):
-        names.append(op_name if isinstance(op_name, str) else op_name.decode())
-        return original(op_name, *args, **kwargs)
-    monkeypatch.setattr(execute, "execute", spy)
-    return names
+    return spy_on(monkeypatch, execute, "execute", lambda name: name if isinstance(name, str) else name.decode())
 
 
 def test_a_function_that_is_one_fused_op_runs_that_op_eagerly(model, batch, executed):
