@@ -20,7 +20,8 @@ and noisy: ratios hold, absolute times drift). Columns:
   floor + head  the fast floor, running the part tf_blade leaves to TF (the model's dense layers,
                 on this batch's feature matrix computed once): what tf_blade would take if its
                 fused op cost nothing. ceiling = tf / that (tf / fast floor for criteo-fc): no
-                speedup of the feature ops can pass it
+                speedup of the feature ops can pass it while they run in a function (criteo-fc's
+                native call runs its one fused op without one: fast_call's _RunOp)
   torch         torch.nn.functional.embedding_bag (2 threads) over the same pre-hashed ids,
                 one call per table: the hand-fused anchor for the embedding part (if installed)
   plain gather  our fastest plain Numba gather-and-mean over the same pre-hashed ids
@@ -302,7 +303,8 @@ def _markdown(result):
              f"Random-access bandwidth (64-byte rows, 2 threads): {result['bandwidth_gb_s']:.2f} GB/s. "
              f"Peak RSS of the benchmark process: {result['peak_rss_mb']:.0f} MB.\n",
              "Native is tf_blade's function called as optimize() returns it: eager tensors skip TF's Python "
-             "argument binding (tf_blade/fast_call.py). \"via TF's call\" calls the same function through "
+             "argument binding (tf_blade/fast_call.py), and criteo-fc's, one fused op and nothing else, runs "
+             "that op without a function. \"via TF's call\" calls the same function through "
              "TF's ConcreteFunction.__call__, as stock TF is called: the fused op's gain alone, what a caller "
              "that is not Python (TF Serving) sees. The call floor is a trivial function with the same inputs, "
              "through TF's call and through tf_blade's (fast floor).\n",
