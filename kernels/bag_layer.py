@@ -1,8 +1,8 @@
 """A feature layer of hashed string columns in one pass: the ConcatV2 of every column's string bag.
 
 For column c (feature_column/bag_layer.py), ``ConcatV2(Reshape*(_BladeStringBag(S_c, new_shape_c,
-table_c)), axis=1)`` is computed straight into the layer's output: ``plan`` checks every shape
-the way the bags, Reshapes and ConcatV2 would (same messages, column by column), then ``fill``
+table_c)), axis=1)`` is computed straight into the layer's output: ``plan_rows`` checks every shape
+the way the bags, Reshapes and ConcatV2 would (same messages, column by column), then ``fill_rows``
 hashes and pools blocks of rows, every column of a block in turn, the blocks in parallel. No
 per-column arrays, no concat, one parallel launch (on TF's intra-op threads) for the whole layer.
 Keras's pooled embeddings of hashed strings (``Mean(Gather(table, Hashing(S)), axis=1)``) and
@@ -34,7 +34,7 @@ from .string_bag import FIRST_ROW, KEEP_EMPTY, ONE_ROW, bag_rows, find_bucket_mi
 from .strings import TSTRING_BYTES
 
 BLOCK = 128 # rows per task: a block's ids and sums stay in L1 while its columns are pooled
-ROWS, INNER, WIDTH, OUT_WIDTH, COLUMN = range(5)  # a column's entries in ``plan``'s layout
+ROWS, INNER, WIDTH, OUT_WIDTH, COLUMN = range(5)  # a column's entries in ``plan_rows``' layout
 # The shape program: per column its new_shape, then its Reshape targets, each vector written as
 # [n, kind, value, kind, value, ...]: element i is ``value`` (CONST), dim ``value`` of the
 # column's strings (STRINGS_DIM) or table (TABLE_DIM); [1, RUNTIME, m] is runtime vector m.
@@ -212,13 +212,6 @@ def plan_rows(arrays, kinds, buckets, modes, n_targets, program, vector_rows, er
         layout[c, OUT_WIDTH], layout[c, COLUMN] = dims[1], total
         total += dims[1]
     return layout, first[0], total, -1
-
-
-@njit(cache=True, nogil=True)
-def plan(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, program, vectors, err):
-    """``plan_rows`` of the columns' Lists, linked (``plan_by_address`` runs its task)."""
-    return plan_rows(_column_arrays(ids, in_shapes, tstrings, tables, None), kinds, buckets, modes, n_targets,
-                     program, _vector_rows(vectors), err)
 
 
 @njit(cache=True, nogil=True)
@@ -419,7 +412,7 @@ def _plan_rows_by_address_impl(arrays, kinds, buckets, modes, n_targets, program
 
 @njit(cache=True, nogil=True)
 def plan_by_address(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_targets, program, vectors, err):
-    """``plan`` through the plan task; the Lists keep the columns alive for the call."""
+    """``plan_rows`` of the columns' Lists through the plan task; the Lists keep their arrays alive for the call."""
     return plan_rows_by_address(_column_arrays(ids, in_shapes, tstrings, tables, None), kinds, buckets, modes,
                                 n_targets, program, _vector_rows(vectors), err)
 

@@ -235,6 +235,13 @@ def _plan_through_task(ids, shapes, raw, tabs, kinds, buckets, modes, n_targets,
     return bag_layer.plan_by_address(ids, shapes, raw, tabs, kinds, buckets, modes, n_targets, program, vectors, err)
 
 
+@njit
+def _plan_linked(ids, shapes, raw, tabs, kinds, buckets, modes, n_targets, program, vectors, err):
+    """plan_rows itself, as plan_rows_by_address calls it for arguments its task does not take."""
+    return bag_layer.plan_rows(bag_layer._column_arrays(ids, shapes, raw, tabs, None), kinds, buckets, modes,
+                               n_targets, program, bag_layer._vector_rows(vectors), err)
+
+
 def _layer(columns, tables, buckets, modes, targets_per_column, wide):
     """The kernel's layer over ``columns`` (2-d object arrays of bytes): each column's new_shape
     (its strings' own shape, from the shape program) and Reshape targets (runtime vectors)."""
@@ -255,7 +262,7 @@ def _layer(columns, tables, buckets, modes, targets_per_column, wide):
     err = new_error_buffer()
     kinds = np.zeros(len(columns), np.int64)  # BAG
     bag_layer.compile_layer(tabs[0].dtype.name)
-    planner = _plan_through_task if wide else bag_layer.plan  # both ways a layer part may plan
+    planner = _plan_through_task if wide else _plan_linked  # through the task, and linked
     layout, rows, width, failed = planner(ids, shapes, raw, tabs, kinds, buckets, modes, n_targets,
                                           np.array(program, np.int64), vectors, err)
     if err[0]:
