@@ -57,8 +57,9 @@ def compile_tasks(jobs: dict) -> dict:
     (tf_blade/runtime/compile_jobs.py), taking them from the front of ``jobs`` as this process
     takes them from the back, and this one then loads them from the cache."""
     from ..runtime import compile_jobs
+    child_may_help = len(jobs) >= 2 and compile_jobs.enabled()  # decided once, not per job
     missing = [key for key, (signature, function, _) in jobs.items()
-               if compile_jobs.enabled() and compile_jobs.missing_from_cache(signature, function)]
+               if child_may_help and compile_jobs.missing_from_cache(signature, function)]
     compiled = {}
     if len(missing) >= 2:
         with compile_jobs.Child([jobs[key] for key in missing]) as child:  # it takes them from the front
