@@ -4,7 +4,7 @@ Numba compiles under one process-wide lock, so a cold start used one core: crite
 library tasks (the layer's plan, blocks and direct cfunc) took ~13 s in a row. Tasks missing from
 Numba's disk cache can compile in a second Python process instead, which saves them to that
 cache; this process then loads them from there. The child imports Numba and the kernel library only (the
-kernels need no TensorFlow): ~0.5 s before it starts compiling.
+kernels need no TensorFlow): ~0.9 s before it starts compiling.
 
 The child only fills the disk cache: whatever happens to it, this process compiles (or loads) every
 task itself afterwards, so a failed, killed or slow child costs time, never a result. It is used
