@@ -288,7 +288,7 @@ def _blocks(layout):
 @njit(cache=True, nogil=True)
 def _check_filled(failed, err):
     if failed[0] == NO_SCRATCH:
-        set_error(err, OOM_PREFIX + " the feature layer's scratch buffers")
+        set_error(err, OOM_PREFIX, " the feature layer's scratch buffers")
     elif failed[0] == NO_POOL_TASK:
         set_error(err, NOT_COMPILED)
 
@@ -664,7 +664,7 @@ def _direct_row_sum(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
     try:
         scratch = np.empty((rows, width), like.dtype)
     except Exception:
-        set_error(err, OOM_PREFIX + " the feature layer's rows before their sum")
+        set_error(err, OOM_PREFIX, " the feature layer's rows before their sum")
         return 1
     fill_rows(arrays, kinds, buckets, modes, layout, scratch, wide, err)
     if err[0] != 0 or keep[0] != 0:  # keep[0] is 0; reading it keeps the columns' ids alive across the fill

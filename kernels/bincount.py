@@ -9,17 +9,17 @@ across threads and sums the partial bins, so float weights there agree within ro
 import numpy as np
 from numba import njit
 
-from .errors import dims_text, int_text, out_of_memory, set_error
+from .errors import out_of_memory, set_error
 
 
 @njit(cache=True, nogil=True)
 def _checks(weights_size, same_shape, weights_shape, size, err):
     if weights_size != 0 and not same_shape:
-        set_error(err, "`weights` must be the same shape as `arr` or a length-0 `Tensor`, in which "
-                       "case it acts as all weights equal to 1. Received " + dims_text(weights_shape))
+        set_error(err, "`weights` must be the same shape as `arr` or a length-0 `Tensor`, in which case it acts as all weights equal to 1. Received ",
+                  weights_shape)
         return False
     if size < 0:
-        set_error(err, "size (" + int_text(size) + ") must be non-negative")
+        set_error(err, "size (", size, ") must be non-negative")
         return False
     return True
 
@@ -67,8 +67,7 @@ def bincount_rows(values, size, weights, same_shape, weights_shape, binary, exam
     for r in range(rows):
         for j in range(n):
             if values[r, j] < 0:
-                set_error(err, "Input 'in' must be non-negative! Negative input value found: "
-                          + int_text(values[r, j]))
+                set_error(err, "Input 'in' must be non-negative! Negative input value found: ", values[r, j])
                 return np.zeros((0, 0), example.dtype)
     out, ok = _allocate((np.int64(rows), np.int64(size)), np.zeros((0, 0), example.dtype), err)
     if not ok:
@@ -97,7 +96,7 @@ def bincount_ragged(splits, values, size, weights, binary, example, err):
     here that is an error."""
     empty = np.zeros((0, 0), example.dtype)
     if size < 0:
-        set_error(err, "size (" + int_text(size) + ") must be non-negative")
+        set_error(err, "size (", size, ") must be non-negative")
         return empty
     if splits.shape[0] == 0:
         set_error(err, "Splits must be non-empty")
@@ -105,15 +104,14 @@ def bincount_ragged(splits, values, size, weights, binary, example, err):
     n = values.shape[0]
     rows = splits.shape[0] - 1
     if splits[0] != 0:
-        set_error(err, "Splits must start with 0, not with " + int_text(splits[0]))
+        set_error(err, "Splits must start with 0, not with ", splits[0])
         return empty
     if splits[rows] != n:
-        set_error(err, "Splits must end with the number of values, got " + int_text(splits[rows])
-                  + " instead of " + int_text(n))
+        set_error(err, "Splits must end with the number of values, got ", splits[rows], " instead of ", n)
         return empty
     if not binary and weights.size != 0 and weights.size < n:
-        set_error(err, "tf_blade: RaggedBincount weights must have at least one value per input value ("
-                  + int_text(n) + ") or none, got " + int_text(weights.size) + " (TF reads past their end)")
+        set_error(err, "tf_blade: RaggedBincount weights must have at least one value per input value (", n,
+                  ") or none, got ", weights.size, " (TF reads past their end)")
         return empty
     out, ok = _allocate((np.int64(rows), np.int64(size)), empty, err)
     if not ok:

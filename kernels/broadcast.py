@@ -5,14 +5,8 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.tuple import tuple_setitem
 
-from .errors import dims_text, int_text, out_of_memory, set_error
+from .errors import out_of_memory, set_error
 from .fill import checked_dims
-
-
-@njit(cache=True, nogil=True)
-def _joined(v):
-    """A shape vector as TF's StrJoin(v, ",") prints it inside brackets."""
-    return dims_text(v.astype(np.int64))
 
 
 @njit(cache=True, nogil=True)
@@ -27,7 +21,7 @@ def broadcast_args(s0, s1, err):
         elif a == 1:
             out[n - 1 - i] = b
         else:
-            set_error(err, "Incompatible shapes: " + _joined(s0) + " vs. " + _joined(s1))
+            set_error(err, "Incompatible shapes: ", s0, " vs. ", s1)
             return out
     return out
 
@@ -53,8 +47,8 @@ def broadcast_to(x, shape, like, err):
     if same:  # TF forwards the input
         return x.reshape(out_shape).copy()
     if x.ndim > dims.shape[0] or dims.shape[0] != rank:
-        set_error(err, "Rank of input (" + int_text(x.ndim) + ") must be no greater than rank of output shape ("
-                  + int_text(dims.shape[0]) + ").")
+        set_error(err, "Rank of input (", x.ndim, ") must be no greater than rank of output shape (", dims.shape[0],
+                  ").")
         return np.empty_like(like)
     try:
         out = np.empty(out_shape, x.dtype)
@@ -66,8 +60,7 @@ def broadcast_to(x, shape, like, err):
         return out
     for i in range(rank):
         if joint[i] != dims[i]:
-            set_error(err, "Unable to broadcast tensor of shape " + dims_text(x.shape) + " to tensor of shape "
-                      + dims_text(dims))
+            set_error(err, "Unable to broadcast tensor of shape ", x.shape, " to tensor of shape ", dims)
             return out
     if out.size:
         out[...] = np.broadcast_to(np.ascontiguousarray(x).reshape(padded), out_shape)

@@ -11,10 +11,9 @@ def clip_by_value(t, lo, hi, lo_scalar, hi_scalar, err):
     lo_ok = lo_scalar or lo.shape == t.shape
     hi_ok = hi_scalar or hi.shape == t.shape
     if not (lo_ok and hi_ok):
-        set_error(err, "clip_value_min and clip_value_max must be either of the same shape as input, or a scalar. "
-                  + "input shape: " + dims_text(t.shape) + "clip_value_min shape: "
-                  + ("[]" if lo_scalar else dims_text(lo.shape)) + "clip_value_max shape: "
-                  + ("[]" if hi_scalar else dims_text(hi.shape)))
+        set_error(err, "clip_value_min and clip_value_max must be either of the same shape as input, or a scalar. input shape: ",
+                  t.shape, "clip_value_min shape: ", "[]" if lo_scalar else dims_text(lo.shape),
+                  "clip_value_max shape: ", "[]" if hi_scalar else dims_text(hi.shape))
         return np.empty_like(t)
     flat_t = np.ascontiguousarray(t).ravel()
     flat_lo = np.ascontiguousarray(lo).ravel()

@@ -2,14 +2,14 @@
 import numpy as np
 from numba import njit
 
-from .errors import dims_text, int_text, set_error
+from .errors import set_error
 
 
 @njit(cache=True, nogil=True)
 def mismatch(err, d, first, k, other):
     """TF's error for input ``k`` (shape ``other``) differing from input 0 (``first``) in dim ``d``."""
-    set_error(err, "ConcatOp : Dimension " + str(d) + " in both shapes must be equal: shape[0] = " + dims_text(first)
-              + " vs. shape[" + str(k) + "] = " + dims_text(other))
+    set_error(err, "ConcatOp : Dimension ", d, " in both shapes must be equal: shape[0] = ", first, " vs. shape[", k,
+              "] = ", other)
 
 
 @njit(cache=True, nogil=True)
@@ -20,7 +20,8 @@ def concat_shape(parts, axis, err):
     rank = first.ndim
     shape = np.empty(rank, np.int64)
     if axis < 0 or axis >= rank:  # the lowering has already added rank to a negative axis
-        set_error(err, "ConcatOp : Expected concatenating dimensions in the range [" + str(-rank) + ", " + str(rank) + "), but got " + int_text(axis))
+        set_error(err, "ConcatOp : Expected concatenating dimensions in the range [", -rank, ", ", rank,
+                  "), but got ", axis)
         return shape, 0, 0
     for d in range(rank):
         shape[d] = first.shape[d]
@@ -66,5 +67,5 @@ def concat(parts, axis, err):
 def check_same_shape(first, other, index, err):
     """Pack's check that input ``index`` has the shape of input 0, in TF's words."""
     if first.shape[0] != other.shape[0] or np.any(first != other):
-        set_error(err, "Shapes of all inputs must match: values[0].shape = " + dims_text(first) + " != values["
-                  + str(index) + "].shape = " + dims_text(other))
+        set_error(err, "Shapes of all inputs must match: values[0].shape = ", first, " != values[", index,
+                  "].shape = ", other)

@@ -5,7 +5,7 @@ has rank 1 or more (a scalar's error stays TF's)."""
 import numpy as np
 from numba import njit
 
-from .errors import int_text, set_error
+from .errors import set_error
 
 
 @njit(cache=True, nogil=True)
@@ -16,8 +16,7 @@ def cumsum(x, axis, exclusive, reverse, err):
         a += rank
     out = np.empty_like(x)
     if not 0 <= a < rank:
-        set_error(err, "ScanOp: Expected scan axis in the range [" + int_text(-rank) + ", " + int_text(rank)
-                  + "), but got " + int_text(a))
+        set_error(err, "ScanOp: Expected scan axis in the range [", -rank, ", ", rank, "), but got ", a)
         return out
     outer, inner = 1, 1
     for d in range(rank):

@@ -5,7 +5,7 @@
 import numpy as np
 from numba import njit
 
-from .errors import dims_text, set_error
+from .errors import set_error
 from .strings import string_at
 
 
@@ -18,7 +18,7 @@ def broadcast_shape(a_shape, b_shape, a_rank, b_rank, err):
         da = a_shape[a_rank - 1 - i] if i < a_rank else 1
         db = b_shape[b_rank - 1 - i] if i < b_rank else 1
         if da != db and da != 1 and db != 1:
-            set_error(err, "Incompatible shapes: dimension " + str(rank - 1 - i) + " is " + str(da) + " vs. " + str(db))
+            set_error(err, "Incompatible shapes: dimension ", rank - 1 - i, " is ", da, " vs. ", db)
             return out
         out[rank - 1 - i] = max(da, db) if da != 0 and db != 0 else 0
     return out
@@ -48,9 +48,11 @@ def select_rows(cond, t, e, err=None):
     if cond.shape[0] != t.shape[0] or not same:
         if err is not None:  # in TF's order
             if cond.shape[0] != t.shape[0]:
-                set_error(err, "Number of batches of 'then' must match size of 'cond', but saw: " + str(t.shape[0]) + " vs. " + str(cond.shape[0]))
+                set_error(err, "Number of batches of 'then' must match size of 'cond', but saw: ", t.shape[0],
+                          " vs. ", cond.shape[0])
             else:
-                set_error(err, "'then' and 'else' must have the same size.  but received: " + dims_text(t.shape) + " vs. " + dims_text(e.shape))
+                set_error(err, "'then' and 'else' must have the same size.  but received: ", t.shape, " vs. ",
+                          e.shape)
         return out
     src = np.ascontiguousarray(t)
     flat_out = out.reshape((out.shape[0], out.size // out.shape[0] if out.shape[0] else 0))
@@ -77,7 +79,7 @@ def select_scalar(cond, t, e, err):
     """Select (v1) with a scalar condition (its one element): all of ``t`` or all of ``e``, which
     must have one shape (t and e of one rank). Select does not broadcast."""
     if not _same_shape(t.shape, e.shape):
-        set_error(err, "'then' and 'else' must have the same size.  but received: " + dims_text(t.shape) + " vs. " + dims_text(e.shape))
+        set_error(err, "'then' and 'else' must have the same size.  but received: ", t.shape, " vs. ", e.shape)
     return t if cond.ravel()[0] else e
 
 
@@ -86,8 +88,8 @@ def check_select_shapes(cond, t, e, err):
     """Select (v1) elementwise: the three inputs (of one rank) must have one shape."""
     for i, other in ((1, t.shape), (2, e.shape)):
         if not _same_shape(cond.shape, other):
-            set_error(err, "Inputs to operation of type Select must have the same size and shape.  Input 0: "
-                      + dims_text(cond.shape) + " != input " + str(i) + ": " + dims_text(other))
+            set_error(err, "Inputs to operation of type Select must have the same size and shape.  Input 0: ",
+                      cond.shape, " != input ", i, ": ", other)
             return
 
 
@@ -108,8 +110,7 @@ def check_select_v2(cond, t, e, cond_rank, t_rank, e_rank, err):
     a = np.array(t.shape)[:t_rank]
     b = np.array(e.shape)[:e_rank]
     if not (_broadcastable(c, a) and _broadcastable(c, b) and _broadcastable(a, b)):
-        set_error(err, "condition " + dims_text(c) + ", then " + dims_text(a) + ", and else " + dims_text(b)
-                  + " must be broadcastable")
+        set_error(err, "condition ", c, ", then ", a, ", and else ", b, " must be broadcastable")
 
 
 @njit(cache=True, nogil=True)

@@ -9,7 +9,7 @@ order), so results are bit-identical; nothing in between is materialised. ``mode
 import numpy as np
 from numba import njit
 
-from .errors import dims_text, int_text, out_of_memory, set_error
+from .errors import out_of_memory, set_error
 from .sparse_segment_reduction import reduce_runs
 
 
@@ -22,18 +22,20 @@ def embedding_bag(indices, values, dense_shape, table, mode, err):
     empty = np.zeros((0, width), table.dtype)
     # SparseFillEmptyRows' checks, in its order.
     if dense_shape.shape[0] != rank:
-        set_error(err, "SparseFillEmptyRows: dense_shape " + dims_text(dense_shape) + " does not match the rank of indices (" + int_text(rank) + ")")
+        set_error(err, "SparseFillEmptyRows: dense_shape ", dense_shape, " does not match the rank of indices (",
+                  rank, ")")
         return empty
     if values.shape[0] != nnz:
-        set_error(err, "SparseFillEmptyRows: values.shape[0] (" + int_text(values.shape[0]) + ") must match indices.shape[0] (" + int_text(nnz) + ")")
+        set_error(err, "SparseFillEmptyRows: values.shape[0] (", values.shape[0], ") must match indices.shape[0] (",
+                  nnz, ")")
         return empty
     rows = dense_shape[0] if rank > 0 else 0
     if rows < 0:
-        set_error(err, "SparseFillEmptyRows: dense_shape[0] must be non-negative, got " + int_text(rows))
+        set_error(err, "SparseFillEmptyRows: dense_shape[0] must be non-negative, got ", rows)
         return empty
     if rows == 0:
         if nnz > 0:
-            set_error(err, "Received SparseTensor with dense_shape[0] = 0 but indices.shape[0] = " + int_text(nnz))
+            set_error(err, "Received SparseTensor with dense_shape[0] = 0 but indices.shape[0] = ", nnz)
         return empty
     try:  # dense_shape is data: it may ask for more rows than can be allocated
         counts = np.zeros(rows + 1, np.int64)
@@ -44,11 +46,14 @@ def embedding_bag(indices, values, dense_shape, table, mode, err):
     for i in range(nnz):
         row = indices[i, 0]
         if row < 0 or row >= rows:
-            set_error(err, "indices(" + int_text(i) + ", 0) is invalid: " + int_text(row) + (" < 0" if row < 0 else " >= " + int_text(rows)))
+            if row < 0:
+                set_error(err, "indices(", i, ", 0) is invalid: ", row, " < 0")
+            else:
+                set_error(err, "indices(", i, ", 0) is invalid: ", row, " >= ", rows)
             return empty
         v = values[i]
         if v < 0 or v >= n_table:  # what the gather from the table would reject
-            set_error(err, "indices[" + int_text(i) + "] = " + int_text(v) + " is not in [0, " + int_text(n_table) + ")")
+            set_error(err, "indices[", i, "] = ", v, " is not in [0, ", n_table, ")")
             return empty
         counts[row + 1] += 1
     for r in range(rows):

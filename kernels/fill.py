@@ -2,7 +2,7 @@
 import numpy as np
 from numba import njit
 
-from .errors import INT64_MAX, dims_text, int_text, set_error
+from .errors import INT64_MAX, set_error
 
 
 
@@ -15,14 +15,14 @@ def checked_dims(dims, err):
         d = np.int64(dims[i])
         out[i] = d
         if d < 0:
-            set_error(err, "Dimension " + int_text(d) + " must be >= 0")
+            set_error(err, "Dimension ", d, " must be >= 0")
             return out
     for i in range(dims.shape[0]):
         if out[i] == 0:
             return out
     for i in range(dims.shape[0]):
         if size > INT64_MAX // out[i]:
-            set_error(err, "Shape " + dims_text(out) + " would have more than 2**63 - 1 elements")
+            set_error(err, "Shape ", out, " would have more than 2**63 - 1 elements")
             return out
         size *= out[i]
     return out
@@ -32,5 +32,5 @@ def checked_dims(dims, err):
 def scalar_value(value, rank, err):
     """TF accepts a scalar (or, for old graphs, a one-element vector) as the fill value."""
     if value.size != 1 or rank > 1:
-        set_error(err, "value must represent a scalar, got shape " + dims_text(value.shape))
+        set_error(err, "value must represent a scalar, got shape ", value.shape)
     return value.ravel()[0]

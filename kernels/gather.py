@@ -2,26 +2,15 @@
 import numpy as np
 from numba import njit
 
-from .errors import int_text, set_error
+from .errors import multi_index, set_error
 from .prefetch import PREFETCH_IDS, prefetch_row
-
-
-@njit(cache=True, nogil=True)
-def _position(shape, flat):
-    """TF's name for element ``flat`` of an array of ``shape`` in messages: "[1,0]"."""
-    s = ""
-    for d in range(len(shape) - 1, -1, -1):
-        k = flat % shape[d] if shape[d] > 0 else 0
-        flat = flat // shape[d] if shape[d] > 0 else 0
-        s = ("," if d > 0 else "") + str(k) + s
-    return "[" + s + "]"
 
 
 @njit(cache=True, nogil=True)
 def index_miss(err, shape, flat, value, n):
     """The gathers' error for element ``flat`` (of an ids array of ``shape``) = ``value`` outside
     a table of ``n`` rows."""
-    set_error(err, "indices" + _position(shape, flat) + " = " + int_text(value) + " is not in [0, " + int_text(n) + ")")
+    set_error(err, "indices", multi_index(shape, flat), " = ", value, " is not in [0, ", n, ")")
 
 
 @njit(cache=True, nogil=True)
@@ -38,8 +27,8 @@ def gather(params, ids, axis, batch_dims, strict, err):
     batch = 1
     for d in range(batch_dims):
         if p.shape[d] != ids.shape[d]:
-            set_error(err, "params.shape[" + str(d) + "]: " + str(p.shape[d]) + " should be equal to indices.shape["
-                      + str(d) + "]: " + str(ids.shape[d]))
+            set_error(err, "params.shape[", d, "]: ", p.shape[d], " should be equal to indices.shape[", d, "]: ",
+                      ids.shape[d])
             return np.empty((0, 0, 0, 0), p.dtype), np.zeros(0, np.int64)
         batch *= p.shape[d]
     outer = 1

@@ -2,7 +2,7 @@
 import numpy as np
 from numba import njit
 
-from .errors import dims_text, int_text, set_error
+from .errors import int_text, set_error
 
 
 @njit(cache=True, nogil=True)
@@ -12,7 +12,7 @@ def gather_nd(params, indices, err):
     idx = np.ascontiguousarray(indices)
     k = idx.shape[idx.ndim - 1]
     if k > p.ndim:
-        set_error(err, "index innermost dimension length must be <= params rank; saw: " + str(k) + " vs. " + str(p.ndim))
+        set_error(err, "index innermost dimension length must be <= params rank; saw: ", k, " vs. ", p.ndim)
         return np.empty((0, 0), p.dtype), np.zeros(0, np.int64)
     n = 1
     for d in range(idx.ndim - 1):
@@ -27,7 +27,7 @@ def gather_nd(params, indices, err):
         shape[idx.ndim - 1 + d - k] = p.shape[d]
     out = np.empty((n, inner), p.dtype)
     if n > 0 and p.size == 0:
-        set_error(err, "Requested more than 0 entries, but params is empty.  Params shape: " + dims_text(p.shape))
+        set_error(err, "Requested more than 0 entries, but params is empty.  Params shape: ", p.shape)
         return out[:0], shape
     rows = idx.reshape((n, k)) if k > 0 else np.zeros((n, 0), idx.dtype)
     leading = 1
@@ -42,7 +42,7 @@ def gather_nd(params, indices, err):
                 s = "indices[" + str(i) + "] = ["
                 for e in range(k):
                     s += (", " if e > 0 else "") + int_text(rows[i, e])
-                set_error(err, s + "] does not index into param shape " + dims_text(p.shape))
+                set_error(err, s, "] does not index into param shape ", p.shape)
                 return out[:0], shape
             flat = flat * p.shape[d] + v
         for c in range(inner):

@@ -12,7 +12,7 @@ def one_hot(indices, depth, on_value, off_value, err):
     prefix, suffix = indices.shape[0], indices.shape[1]
     d = np.int64(depth[0])
     if d < 0:
-        set_error(err, "depth must be non-negative, got: " + str(d))
+        set_error(err, "depth must be non-negative, got: ", d)
         return np.empty((0, 0, 0), on_value.dtype)
     if prefix > 0 and suffix > 0 and d > 0 and (d > INT64_MAX // prefix or prefix * d > INT64_MAX // suffix):
         set_error(err, "OneHot: the output shape overflows int64")

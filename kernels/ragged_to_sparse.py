@@ -5,7 +5,7 @@ pass through unchanged."""
 import numpy as np
 from numba import njit
 
-from .errors import int_text, set_error
+from .errors import set_error
 
 
 @njit(cache=True, nogil=True)
@@ -20,8 +20,8 @@ def ragged_to_sparse(splits, n_values, err):
         return nothing
     for j in range(1, splits.shape[0]):
         if splits[j] < splits[j - 1]:
-            set_error(err, "Ragged splits should be non decreasing, but we got " + int_text(splits[j - 1])
-                      + " followed by " + int_text(splits[j]))
+            set_error(err, "Ragged splits should be non decreasing, but we got ", splits[j - 1], " followed by ",
+                      splits[j])
             return nothing
     if splits[splits.shape[0] - 1] != n_values:
         set_error(err, "Final value of ragged splits must match the length the corresponding ragged values.")

@@ -49,8 +49,8 @@ def _longest_run(rowids):
 
 @njit(cache=True, nogil=True)
 def _missing_value(err, k, n_values):
-    set_error(err, "tf_blade: value " + int_text(k) + " has a cell but there are only " + int_text(n_values)
-              + " values (TF reads past their end)")
+    set_error(err, "tf_blade: value ", k, " has a cell but there are only ", n_values,
+              " values (TF reads past their end)")
 
 
 @njit(cache=True, nogil=True)
@@ -90,8 +90,8 @@ def _places_of_rowids(rowids, first, rows, width, cells, n_values, err):
         r = np.int64(rowids[k])
         if k == 0 or r != rowids[k - 1]:
             if r < 0 or r >= first:  # TF compares as unsigned: a negative id fails too
-                set_error(err, ("Got current_value_rowid=" if k == 0 else "Got next_value_rowid=") + int_text(r)
-                          + " which is not less than " + int_text(first))
+                set_error(err, "Got current_value_rowid=" if k == 0 else "Got next_value_rowid=", r,
+                          " which is not less than ", first)
                 return places
             target = r * width if r < rows else -1
             column = 0
@@ -105,8 +105,8 @@ def _places_of_rowids(rowids, first, rows, width, cells, n_values, err):
             return places
         places[k] = max(cursor, target)
         if places[k] >= cells:
-            set_error(err, "tf_blade: value_rowids out of order leave value " + int_text(k)
-                      + " no cell (TF writes past its output)")
+            set_error(err, "tf_blade: value_rowids out of order leave value ", k,
+                      " no cell (TF writes past its output)")
             return places
         cursor = places[k] + 1
     return places
@@ -135,9 +135,9 @@ def dense_places(partition, first_dim_size, requested, value_shape, err):
     first = np.int64(first_dim_size[0]) if by_rowids else np.int64(partition.shape[0] - 1)
     for i in range(2, requested.shape[0]):
         if requested[i] != -1 and requested[i] != value_shape[i - 1]:
-            set_error(err, "rt_input.shape and shape=" + _partial_dims_text(requested) + " are incompatible: rt_input.shape["
-                      + int_text(i) + "] = " + int_text(value_shape[i - 1]) + " but shape[" + int_text(i) + "] = "
-                      + int_text(requested[i]))
+            set_error(err, "rt_input.shape and shape=", _partial_dims_text(requested),
+                      " are incompatible: rt_input.shape[", i, "] = ", value_shape[i - 1], " but shape[",
+                      i, "] = ", requested[i])
             return none, dims
         dims[i] = value_shape[i - 1]
     dims[0] = requested[0] if requested[0] >= 0 else first
@@ -152,7 +152,7 @@ def dense_places(partition, first_dim_size, requested, value_shape, err):
         if dims[i] == 0:  # an empty output: TF checks nothing more
             return none, dims
     if first < 0:
-        set_error(err, "tf_blade: a row count of " + int_text(first) + " with the rows asked for (TF aborts)")
+        set_error(err, "tf_blade: a row count of ", first, " with the rows asked for (TF aborts)")
         return none, np.zeros(requested.shape[0], np.int64)
     rows, width, n_values = min(dims[0], first), dims[1], value_shape[0]
     if by_rowids:

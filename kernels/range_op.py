@@ -34,13 +34,13 @@ def range_values(start, limit, delta, is_float, err):
     s, l, d = start[0], limit[0], delta[0]
     out = np.empty(0, start.dtype)
     if d == 0:
-        set_error(err, "Requires delta != 0: " + _text(d))
+        set_error(err, "Requires delta != 0: ", _text(d))
         return out
     if d > 0 and s > l:
-        set_error(err, "Requires start <= limit when delta > 0: " + _text(s) + "/" + _text(l))
+        set_error(err, "Requires start <= limit when delta > 0: ", _text(s), "/", _text(l))
         return out
     if d < 0 and s < l:
-        set_error(err, "Requires start >= limit when delta < 0: " + _text(s) + "/" + _text(l))
+        set_error(err, "Requires start >= limit when delta < 0: ", _text(s), "/", _text(l))
         return out
     if is_float:
         q = np.ceil(np.abs((l - s) / d))

@@ -5,7 +5,7 @@ where TF's kernel runs it, so the first error is TF's. Float sums run in row ord
 import numpy as np
 from numba import njit
 
-from .errors import dims_text, int_text, set_error
+from .errors import multi_index, set_error
 
 
 @njit(cache=True, nogil=True)
@@ -29,7 +29,8 @@ def segment_sum(data, ids, err, take_max=False):
             set_error(err, "segment ids are not increasing")
             return out
         if seg < 0 or seg >= rows:
-            set_error(err, "Segment id " + int_text(seg) + " out of range [0, " + str(rows) + "), possibly because 'segment_ids' input is not sorted.")
+            set_error(err, "Segment id ", seg, " out of range [0, ", rows,
+                      "), possibly because 'segment_ids' input is not sorted.")
             return out
         for i in range(start, end):
             for j in range(inner):
@@ -45,23 +46,12 @@ def segment_sum(data, ids, err, take_max=False):
 
 
 @njit(cache=True, nogil=True)
-def _position(flat, shape):
-    """"1,0": the multi-index of flat position ``flat`` in ``shape``."""
-    text = ""
-    rest = flat
-    for d in range(shape.shape[0] - 1, -1, -1):
-        text = str(rest % shape[d]) + ("," if len(text) > 0 else "") + text
-        rest //= shape[d]
-    return text
-
-
-@njit(cache=True, nogil=True)
 def unsorted_segment_sum(data, ids, ids_shape, num_segments, err):
     """``ids`` flat; ``ids_shape`` (int64 vector) only names a bad id's position as TF does."""
     inner = data.shape[1]
     rows = np.int64(num_segments[0])
     if rows < 0:
-        set_error(err, "Input num_segments == " + int_text(rows) + " must not be negative.")
+        set_error(err, "Input num_segments == ", rows, " must not be negative.")
         return np.zeros((0, inner), data.dtype)
     out = np.zeros((rows, inner), data.dtype)
     if data.size == 0:  # TF returns before it looks at the ids only when there is no data
@@ -71,8 +61,10 @@ def unsorted_segment_sum(data, ids, ids_shape, num_segments, err):
         if seg < 0:
             continue
         if seg >= rows:
-            where = "[" + _position(i, ids_shape) + "]" if ids_shape.shape[0] > 0 else ""
-            set_error(err, "segment_ids" + where + " = " + int_text(seg) + " is out of range [0, " + str(rows) + ")")
+            if ids_shape.shape[0] > 0:  # TF names the id's position, as a shape: "segment_ids[1,0]"
+                set_error(err, "segment_ids", multi_index(ids_shape, i), " = ", seg, " is out of range [0, ", rows, ")")
+            else:
+                set_error(err, "segment_ids = ", seg, " is out of range [0, ", rows, ")")
             return out
         for j in range(inner):
             out[seg, j] += data[i, j]
@@ -87,4 +79,4 @@ def check_prefix(data_shape, ids_shape, err):
     for d in range(min(ids_shape.shape[0], data_shape.shape[0])):
         same = same and data_shape[d] == ids_shape[d]
     if not same:
-        set_error(err, "data.shape = " + dims_text(data_shape) + " does not start with segment_ids.shape = " + dims_text(ids_shape))
+        set_error(err, "data.shape = ", data_shape, " does not start with segment_ids.shape = ", ids_shape)

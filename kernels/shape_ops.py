@@ -2,7 +2,7 @@
 import numpy as np
 from numba import njit
 
-from .errors import INT64_MAX, dims_text, int_text, set_error
+from .errors import INT64_MAX, set_error
 
 
 
@@ -14,7 +14,7 @@ def shape_of(x, rank, out_dtype_example, err):
     limit = np.iinfo(out_dtype_example.dtype).max
     for i in range(rank):
         if x.shape[i] >= limit:
-            set_error(err, "Shape output type is 32-bit  but dim " + str(i) + " is " + int_text(x.shape[i]))
+            set_error(err, "Shape output type is 32-bit  but dim ", i, " is ", x.shape[i])
         out[i] = x.shape[i]
     return out
 
@@ -50,26 +50,26 @@ def resolve_reshape(in_dims, shape, err):
         out[i] = d
         if d == -1:
             if unknown >= 0:
-                set_error(err, "Only one input size may be -1, not both " + str(unknown) + " and " + str(i))
+                set_error(err, "Only one input size may be -1, not both ", unknown, " and ", i)
                 return out
             unknown = i
             out[i] = 1
         elif d < 0:
-            set_error(err, "Size " + str(i) + " must be non-negative, not " + int_text(d))
+            set_error(err, "Size ", i, " must be non-negative, not ", d)
             return out
         elif d == 0:
             has_zero = True
             running = 0
         else:
             if running > INT64_MAX // d:
-                set_error(err, "Shape " + dims_text(shape) + " has too many elements")
+                set_error(err, "Shape ", shape, " has too many elements")
                 return out
             running *= d
             product_overflows = product_overflows or product > INT64_MAX // d
             product *= d
     if unknown >= 0:
         if product_overflows:  # TF divides by the wrapped product (SIGFPE when it wraps to 0)
-            set_error(err, "Shape " + dims_text(shape) + " has too many elements")
+            set_error(err, "Shape ", shape, " has too many elements")
             return out
         num = 1
         input_has_zero = False
@@ -81,14 +81,15 @@ def resolve_reshape(in_dims, shape, err):
                 input_has_zero = True
         missing = num // product
         if not input_has_zero and product * missing != num:
-            set_error(err, "Input to reshape is a tensor with " + str(num) + " values, but the requested shape requires a multiple of " + str(product))
+            set_error(err, "Input to reshape is a tensor with ", num,
+                      " values, but the requested shape requires a multiple of ", product)
             return out
         out[unknown] = missing
     total = 1
     for i in range(out.shape[0]):
         total *= out[i]
     if total != size:
-        set_error(err, "Input to reshape is a tensor with " + str(size) + " values, but the requested shape has " + str(total))
+        set_error(err, "Input to reshape is a tensor with ", size, " values, but the requested shape has ", total)
     return out
 
 
@@ -97,7 +98,7 @@ def expanded_shape(x, rank, axis, err):
     """ExpandDims: the input's dims with a 1 inserted at ``axis`` (negative counts from the end)."""
     out = np.ones(rank + 1, np.int64)
     if axis < -rank - 1 or axis > rank:
-        set_error(err, "Tried to expand dim index " + int_text(axis) + " for tensor with " + str(rank) + " dimensions.")
+        set_error(err, "Tried to expand dim index ", axis, " for tensor with ", rank, " dimensions.")
         return out
     ax = axis + rank + 1 if axis < 0 else axis
     k = 0
@@ -119,7 +120,7 @@ def squeezed_shape(x, axes, err):
             listed = listed or a == d
         if listed:
             if x.shape[d] != 1:
-                set_error(err, "Can not squeeze dim[" + str(d) + "], expected a dimension of 1, got " + str(x.shape[d]))
+                set_error(err, "Can not squeeze dim[", d, "], expected a dimension of 1, got ", x.shape[d])
                 return out
         else:
             out[k] = x.shape[d]
@@ -131,5 +132,4 @@ def squeezed_shape(x, axes, err):
 def check_unpack(x, axis, num, err):
     """TF Unpack: the unpacked axis must hold exactly ``num`` entries (``x`` has rank >= 1)."""
     if x.shape[axis] != num:
-        set_error(err, "Input shape axis " + int_text(axis) + " must equal " + int_text(num)
-                  + ", got shape " + dims_text(x.shape))
+        set_error(err, "Input shape axis ", axis, " must equal ", num, ", got shape ", x.shape)

@@ -4,7 +4,7 @@ then copy, for any rank >= 1.
 import numpy as np
 from numba import njit
 
-from .errors import int_text, set_error
+from .errors import set_error
 
 
 @njit(cache=True, nogil=True)
@@ -13,19 +13,19 @@ def slice_bounds(shape, begin, size, err):
     rank = shape.shape[0]
     out = np.zeros((rank, 4), np.int64)
     if begin.shape[0] != rank or size.shape[0] != rank:
-        set_error(err, "Expected begin and size arguments to be 1-D tensors of size " + str(rank))
+        set_error(err, "Expected begin and size arguments to be 1-D tensors of size ", rank)
         return out
     for d in range(rank):
         b = np.int64(begin[d])
         s = np.int64(size[d])
         dim = shape[d]
         if b < 0 or b > dim:
-            set_error(err, "Expected begin[" + str(d) + "] in [0, " + str(dim) + "], but got " + int_text(b))
+            set_error(err, "Expected begin[", d, "] in [0, ", dim, "], but got ", b)
             return out
         if s == -1:
             s = dim - b
         if s < 0 or s > dim - b:  # not b + s > dim: that sum can overflow
-            set_error(err, "Expected size[" + str(d) + "] in [0, " + str(dim - b) + "], but got " + int_text(s))
+            set_error(err, "Expected size[", d, "] in [0, ", dim - b, "], but got ", s)
             return out
         out[d, 0] = b
         out[d, 1] = b + s
@@ -56,10 +56,11 @@ def strided_slice_bounds(shape, begin, end, strides, begin_mask, end_mask, shrin
     out = np.zeros((rank, 4), np.int64)
     n_spec = begin.shape[0]
     if end.shape[0] != n_spec or strides.shape[0] != n_spec:
-        set_error(err, "Expected begin, end, and strides to be 1D equal size tensors, but got shapes [" + str(n_spec) + "], [" + str(end.shape[0]) + "], and [" + str(strides.shape[0]) + "] instead.")
+        set_error(err, "Expected begin, end, and strides to be 1D equal size tensors, but got shapes [", n_spec,
+                  "], [", end.shape[0], "], and [", strides.shape[0], "] instead.")
         return out
     if n_spec > rank:
-        set_error(err, "Index out of range using input dim " + str(n_spec - 1) + "; input has only " + str(rank) + " dims")
+        set_error(err, "Index out of range using input dim ", n_spec - 1, "; input has only ", rank, " dims")
         return out
     for d in range(rank):
         dim = shape[d]
@@ -70,7 +71,7 @@ def strided_slice_bounds(shape, begin, end, strides, begin_mask, end_mask, shrin
             continue
         st = np.int64(strides[d])
         if st == 0:
-            set_error(err, "strides[" + str(d) + "] must be non-zero")
+            set_error(err, "strides[", d, "] must be non-zero")
             return out
         if (shrink_mask >> d) & 1:  # begin_mask / end_mask do not apply
             if st < 0:
@@ -80,7 +81,7 @@ def strided_slice_bounds(shape, begin, end, strides, begin_mask, end_mask, shrin
             if b < 0:
                 b += dim
             if b < 0 or b >= dim:
-                set_error(err, "slice index " + int_text(b) + " of dimension " + str(d) + " out of bounds.")
+                set_error(err, "slice index ", b, " of dimension ", d, " out of bounds.")
                 return out
             out[d, 0] = b
             out[d, 1] = b + 1

@@ -80,30 +80,31 @@ def keyed_int_features(values, strong, k0, k1, dense):
 def batch_size(shape, err):
     """The batch size a sparse input's dense_shape names (TF reads shapes[0][0])."""
     if shape.shape[0] != 2:
-        set_error(err, "shape should imply a 2D tensor, but got [" + str(shape.shape[0]) + "] at position 0")
+        set_error(err, "shape should imply a 2D tensor, but got [", shape.shape[0], "] at position 0")
         return np.int64(0)
     b = np.int64(shape[0])
     if b < 0:  # TF sizes a std::vector with it and aborts; refuse instead
-        set_error(err, "SparseCross: batch size must be non-negative, got " + str(b))
+        set_error(err, "SparseCross: batch size must be non-negative, got ", b)
     return b
 
 
 @njit(cache=True, nogil=True)
 def check_sparse(position, indices, values_size, shape, batch, err):
     if indices.shape[1] != 2:
-        set_error(err, "Expected D2 of index to be 2 got " + str(indices.shape[1]) + " at position " + str(position))
+        set_error(err, "Expected D2 of index to be 2 got ", indices.shape[1], " at position ", position)
     elif indices.shape[0] != values_size:
-        set_error(err, "Expected size of values to be " + str(indices.shape[0]) + " got " + str(values_size) + " at position " + str(position))
+        set_error(err, "Expected size of values to be ", indices.shape[0], " got ", values_size, " at position ",
+                  position)
     elif shape.shape[0] != 2:
-        set_error(err, "shape should imply a 2D tensor, but got [" + str(shape.shape[0]) + "] at position " + str(position))
+        set_error(err, "shape should imply a 2D tensor, but got [", shape.shape[0], "] at position ", position)
     elif np.int64(shape[0]) != batch:
-        set_error(err, "Expected batch size " + str(batch) + " got " + str(np.int64(shape[0])) + " at position " + str(position))
+        set_error(err, "Expected batch size ", batch, " got ", np.int64(shape[0]), " at position ", position)
 
 
 @njit(cache=True, nogil=True)
 def check_dense(position, rows, batch, err):
     if rows != batch:
-        set_error(err, "Expected batch size " + str(batch) + " got " + str(rows) + " at dense tensor " + str(position))
+        set_error(err, "Expected batch size ", batch, " got ", rows, " at dense tensor ", position)
 
 
 @njit(cache=True, nogil=True)
@@ -111,7 +112,7 @@ def _rows(batch, err):
     try:
         return np.zeros(batch, np.int64), np.zeros(batch, np.int64)
     except Exception:  # a dense_shape naming a huge batch: TF fails to allocate as well
-        set_error(err, "SparseCross: cannot allocate rows for batch size " + str(batch))
+        set_error(err, "SparseCross: cannot allocate rows for batch size ", batch)
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
 
 

@@ -4,7 +4,7 @@ as TF's CPU loop does, so float results are bit-exact."""
 import numpy as np
 from numba import njit
 
-from .errors import dims_text, int_text, out_of_memory, set_error
+from .errors import out_of_memory, set_error
 
 
 @njit(cache=True, nogil=True)
@@ -25,12 +25,12 @@ def sparse_dense_matmul(indices, values, a_shape, b, adjoint_a, adjoint_b, err):
     cols = b.shape[0] if adjoint_b else b.shape[1]
     b_inner = b.shape[1] if adjoint_b else b.shape[0]
     if inner != b_inner:
-        set_error(err, "Cannot multiply A and B because inner dimension does not match: " + int_text(inner) + " vs. "
-                  + int_text(b_inner) + ".  Did you forget a transpose?  Dimensions of A: [" + int_text(a_shape[0])
-                  + ", " + int_text(a_shape[1]) + ").  Dimensions of B: " + dims_text(b.shape))
+        set_error(err, "Cannot multiply A and B because inner dimension does not match: ", inner, " vs. ", b_inner,
+                  ".  Did you forget a transpose?  Dimensions of A: [", a_shape[0], ", ", a_shape[1],
+                  ").  Dimensions of B: ", b.shape)
         return empty
     if rows < 0:  # TF aborts the process here (a failed shape CHECK); this is its message
-        set_error(err, "Expected shape dimensions to be non-negative, got " + int_text(rows))
+        set_error(err, "Expected shape dimensions to be non-negative, got ", rows)
         return empty
     try:  # a_shape is data: it may ask for more rows than can be allocated
         out = np.zeros((rows, cols), b.dtype)
@@ -44,12 +44,10 @@ def sparse_dense_matmul(indices, values, a_shape, b, adjoint_a, adjoint_b, err):
     for i in range(nnz):
         m, k = np.int64(indices[i, m_col]), np.int64(indices[i, k_col])
         if k < 0 or k >= b_inner:
-            set_error(err, "k (" + int_text(k) + ") from index[" + str(i) + "," + str(k_col) + "] out of bounds (>="
-                      + int_text(b_inner) + ")")
+            set_error(err, "k (", k, ") from index[", i, ",", k_col, "] out of bounds (>=", b_inner, ")")
             return out
         if m < 0 or m >= rows:
-            set_error(err, "m (" + int_text(m) + ") from index[" + str(i) + "," + str(m_col) + "] out of bounds (>="
-                      + int_text(rows) + ")")
+            set_error(err, "m (", m, ") from index[", i, ",", m_col, "] out of bounds (>=", rows, ")")
             return out
         a = values[i]
         if adjoint_b:

@@ -6,7 +6,7 @@ their input order, an empty row's filler at that row's slot.
 import numpy as np
 from numba import njit
 
-from .errors import OOM_PREFIX, int_text, set_error
+from .errors import OOM_PREFIX, set_error
 
 
 @njit(cache=True, nogil=True)
@@ -20,27 +20,29 @@ def sparse_fill_empty_rows(indices, values, dense_shape, default_value, err):
     nnz = indices.shape[0]
     rank = indices.shape[1]
     if values.shape[0] != nnz:
-        set_error(err, "The length of `values` (" + str(values.shape[0]) + ") must match the first dimension of `indices` (" + str(nnz) + ").")
+        set_error(err, "The length of `values` (", values.shape[0], ") must match the first dimension of `indices` (",
+                  nnz, ").")
         return _nothing(rank, values)
     if dense_shape.shape[0] != rank:
-        set_error(err, "The length of `dense_shape` (" + str(dense_shape.shape[0]) + ") must match the second dimension of `indices` (" + str(rank) + ").")
+        set_error(err, "The length of `dense_shape` (", dense_shape.shape[0],
+                  ") must match the second dimension of `indices` (", rank, ").")
         return _nothing(rank, values)
     if dense_shape.shape[0] == 0:
         set_error(err, "Dense shape cannot be empty.")
         return _nothing(rank, values)
     dense_rows = dense_shape[0]
     if dense_rows < 0:
-        set_error(err, "Expected shape dimensions to be non-negative, got " + int_text(dense_rows))
+        set_error(err, "Expected shape dimensions to be non-negative, got ", dense_rows)
         return _nothing(rank, values)
     if dense_rows == 0:
         if nnz > 0:
-            set_error(err, "Received SparseTensor with dense_shape[0] = 0 but indices.shape[0] = " + str(nnz))
+            set_error(err, "Received SparseTensor with dense_shape[0] = 0 but indices.shape[0] = ", nnz)
         return _nothing(rank, values)
     try:  # dense_shape[0] is data: it may ask for more than can be allocated
         start = np.zeros(dense_rows, np.int64)
         empty_rows = np.empty(dense_rows, np.bool_)
     except Exception:
-        set_error(err, OOM_PREFIX + " tensor with shape[" + str(dense_rows) + "] and type bool")
+        set_error(err, OOM_PREFIX, " tensor with shape[", dense_rows, "] and type bool")
         return _nothing(rank, values)
     # Count each row's entries (validating the row indices), then turn counts into start offsets.
     ordered = True
@@ -48,7 +50,7 @@ def sparse_fill_empty_rows(indices, values, dense_shape, default_value, err):
     for i in range(nnz):
         row = indices[i, 0]
         if row < 0 or row >= dense_rows:
-            set_error(err, "indices(" + str(i) + ", 0) is invalid: " + int_text(row) + " >= " + str(dense_rows))
+            set_error(err, "indices(", i, ", 0) is invalid: ", row, " >= ", dense_rows)
             return _nothing(rank, values)
         start[row] += 1
         ordered = ordered and row >= last

@@ -7,7 +7,7 @@ does not change. Only the shapes are validated.
 import numpy as np
 from numba import njit
 
-from .errors import INT64_MAX, dims_text, int_text, set_error
+from .errors import INT64_MAX, set_error
 
 
 
@@ -32,10 +32,11 @@ def resolve_shape(input_shape, new_shape, err):
     for d in range(in_rank):
         s = input_shape[d]
         if s < 0:
-            set_error(err, "Expected shape dimensions to be non-negative, got " + int_text(s))
+            set_error(err, "Expected shape dimensions to be non-negative, got ", s)
             return out_shape, dense_size
         if s != 0 and dense_size > INT64_MAX // s:  # TF: MultiplyWithoutOverflow
-            set_error(err, "Encountered overflow when multiplying " + str(dense_size) + " with " + str(s) + ", result: " + int_text(_overflowed(dense_size, s)))
+            set_error(err, "Encountered overflow when multiplying ", dense_size, " with ", s, ", result: ",
+                      _overflowed(dense_size, s))
             return out_shape, dense_size
         dense_size *= s
     product = 1  # of the given sizes, -1 counted as 1: the running size of TF's output shape
@@ -44,15 +45,16 @@ def resolve_shape(input_shape, new_shape, err):
         s = new_shape[d]
         if s == -1:
             if unknown != -1:
-                set_error(err, "only one output dimension may be -1, not both " + str(unknown) + " and " + str(d))
+                set_error(err, "only one output dimension may be -1, not both ", unknown, " and ", d)
                 return out_shape, dense_size
             unknown = d
             s = 1
         elif s < 0:
-            set_error(err, "size " + str(d) + " must be non-negative, not " + int_text(s))
+            set_error(err, "size ", d, " must be non-negative, not ", s)
             return out_shape, dense_size
         elif s != 0 and product > INT64_MAX // s:
-            set_error(err, "Encountered overflow when multiplying " + str(product) + " with " + str(s) + ", result: " + int_text(_overflowed(product, s)))
+            set_error(err, "Encountered overflow when multiplying ", product, " with ", s, ", result: ",
+                      _overflowed(product, s))
             return out_shape, dense_size
         product *= s
         out_shape[d] = s
@@ -61,11 +63,15 @@ def resolve_shape(input_shape, new_shape, err):
             set_error(err, "reshape cannot infer the missing input size for an empty tensor unless all specified input sizes are non-zero")
             return out_shape, dense_size
         if dense_size % product != 0:
-            set_error(err, "Input to reshape is a SparseTensor with " + str(dense_size) + " dense values, but the requested shape requires a multiple of " + str(product) + ". input_shape=" + dims_text(input_shape) + " output_shape=" + dims_text(out_shape))
+            set_error(err, "Input to reshape is a SparseTensor with ", dense_size,
+                      " dense values, but the requested shape requires a multiple of ", product,
+                      ". input_shape=", input_shape, " output_shape=", out_shape)
             return out_shape, dense_size
         out_shape[unknown] = dense_size // product
     elif product != dense_size:
-        set_error(err, "Input to reshape is a tensor with " + str(dense_size) + " dense values, but the requested shape has " + str(product) + ". input_shape=" + dims_text(input_shape) + " output_shape=" + dims_text(out_shape))
+        set_error(err, "Input to reshape is a tensor with ", dense_size,
+                  " dense values, but the requested shape has ", product, ". input_shape=", input_shape,
+                  " output_shape=", out_shape)
         return out_shape, dense_size
     return out_shape, dense_size
 
@@ -91,7 +97,8 @@ def sparse_reshape(indices, input_shape, new_shape, err):
     if same:  # feature columns reshape [B, k] to [B, k]: nothing moves (TF forwards its input)
         return indices.copy(), out_shape
     if nnz > 0 and (dense_size == 0 or product == 0):
-        set_error(err, "Input tensor has " + str(nnz) + " non zero elements but input shape (" + dims_text(input_shape) + ") or output shape (" + dims_text(out_shape) + ") is empty")
+        set_error(err, "Input tensor has ", nnz, " non zero elements but input shape (", input_shape,
+                  ") or output shape (", out_shape, ") is empty")
         return out_idx[:0], out_shape
     in_strides = np.ones(in_rank, np.int64)
     for d in range(in_rank - 2, -1, -1):

@@ -8,7 +8,7 @@ starts with its first ``n % 8`` rows (8 or 9 when that is 0 or 1), then adds blo
 import numpy as np
 from numba import njit
 
-from .errors import int_text, out_of_memory, set_error
+from .errors import out_of_memory, set_error
 from .prefetch import PREFETCH_IDS, prefetch_row
 from .reduce import add_rows
 from .row_lanes import LANES, pool_lanes
@@ -145,7 +145,7 @@ def sparse_segment_reduce(data, indices, segment_ids, num_segments, mode, err):
         return empty
     last = np.int64(segment_ids[n - 1]) if n > 0 else np.int64(0)
     if indices.itemsize == 4 and last >= 2147483647:
-        set_error(err, "Last segment id must be < kintmax, got " + int_text(last) + " limit 2147483647")
+        set_error(err, "Last segment id must be < kintmax, got ", last, " limit 2147483647")
         return empty
     rows = last + 1 if n > 0 else np.int64(0)
     if segment_ids.itemsize == 4 and rows > 2147483647:
@@ -165,12 +165,13 @@ def sparse_segment_reduce(data, indices, segment_ids, num_segments, mode, err):
             set_error(err, "segment ids are not increasing")
             return empty
         if s < 0 or s >= rows:
-            set_error(err, "Segment id " + int_text(s) + " out of range [0, " + str(rows) + "), possibly because 'segment_ids' input is not sorted.")
+            set_error(err, "Segment id ", s, " out of range [0, ", rows,
+                      "), possibly because 'segment_ids' input is not sorted.")
             return empty
         prev = s
         j = indices[i]
         if j < 0 or j >= n_rows:
-            set_error(err, "Bad: indices[" + str(i) + "] == " + int_text(j) + " out of range [0, " + str(n_rows) + ")")
+            set_error(err, "Bad: indices[", i, "] == ", j, " out of range [0, ", n_rows, ")")
             return empty
     try:  # segment ids and num_segments are data: they may ask for more than can be allocated
         out = np.zeros((rows, width), d.dtype)

@@ -5,19 +5,11 @@
 import numpy as np
 from numba import njit
 
-from .errors import dims_text, int_text, out_of_memory, set_error
+from .errors import out_of_memory, set_error
 from .fill import checked_dims
 
 _ORDER_HELP = (" is out of order. Many sparse ops require sorted indices.\n"
                "    Use `tf.sparse.reorder` to create a correctly ordered copy.\n\n")
-
-
-@njit(cache=True, nogil=True)
-def _index_text(indices, n):
-    s = "indices[" + str(n) + "] = ["
-    for d in range(indices.shape[1]):
-        s += int_text(indices[n, d]) + ("," if d < indices.shape[1] - 1 else "]")
-    return s
 
 
 @njit(cache=True, nogil=True)
@@ -37,13 +29,13 @@ def _first_invalid(indices, shape, err):
                 if not different and diff < 0:
                     increasing = False
         if not valid:
-            set_error(err, _index_text(indices, n) + " is out of bounds: need 0 <= index < " + dims_text(shape))
+            set_error(err, "indices[", n, "] = ", indices[n], " is out of bounds: need 0 <= index < ", shape)
             return
         if not increasing:
-            set_error(err, _index_text(indices, n) + _ORDER_HELP)
+            set_error(err, "indices[", n, "] = ", indices[n], _ORDER_HELP)
             return
         if not different:
-            set_error(err, _index_text(indices, n) + " is repeated")
+            set_error(err, "indices[", n, "] = ", indices[n], " is repeated")
             return
 
 
@@ -52,10 +44,11 @@ def sparse_to_dense(indices, output_shape, values, values_scalar, default_value,
     n, ndims = indices.shape[0], indices.shape[1]
     empty = np.empty(0, values.dtype)
     if not values_scalar and values.shape[0] != n:
-        set_error(err, "sparse_values has incorrect shape [" + str(values.shape[0]) + "], should be [] or [" + str(n) + "]")
+        set_error(err, "sparse_values has incorrect shape [", values.shape[0], "], should be [] or [", n, "]")
         return empty, output_shape.astype(np.int64)
     if output_shape.shape[0] != ndims:
-        set_error(err, "output_shape has incorrect number of elements: " + str(output_shape.shape[0]) + " should be: " + str(ndims))
+        set_error(err, "output_shape has incorrect number of elements: ", output_shape.shape[0], " should be: ",
+                  ndims)
         return empty, output_shape.astype(np.int64)
     shape = checked_dims(output_shape, err)
     if err[0] != 0:
@@ -77,7 +70,7 @@ def sparse_to_dense(indices, output_shape, values, values_scalar, default_value,
         for d in range(ndims):
             v = np.int64(indices[i, d])
             if v < 0 or v >= shape[d]:
-                set_error(err, "Indices are not valid (out of bounds).  Shape: " + dims_text(shape))
+                set_error(err, "Indices are not valid (out of bounds).  Shape: ", shape)
                 return empty, shape
             flat = flat * shape[d] + v
         out[flat] = values[0] if values_scalar else values[i]

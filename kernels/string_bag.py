@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from ..runtime.abi import address
-from .errors import int_text, out_of_memory, set_error
+from .errors import out_of_memory, set_error
 from .farmhash import EMPTY_FINGERPRINT, fingerprint64_at
 from .sparse_reshape import resolve_shape
 from .sparse_segment_reduction import reduce_runs
@@ -74,7 +74,7 @@ def check_buckets(ids, nnz, rows, n_table, err):
     ``n_table`` rows (possible when the column has more buckets than the table has rows)."""
     for k in range(nnz):
         if ids[k] >= n_table:
-            set_error(err, "indices[" + int_text(k) + "] = " + int_text(ids[k]) + " is not in [0, " + int_text(n_table) + ")")
+            set_error(err, "indices[", k, "] = ", ids[k], " is not in [0, ", n_table, ")")
             return
     if n_table == 0 and nnz < rows:  # an empty row gathers the default id 0
         set_error(err, "indices[0] = 0 is not in [0, 0)")

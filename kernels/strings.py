@@ -148,7 +148,7 @@ def new_tstrings(lengths, err):
         if lengths[i] > SMALL_CAPACITY:
             longs += lengths[i]
             if lengths[i] > _MAX_OFFSET_SIZE:
-                set_error(err, "tf_blade: a string of " + str(lengths[i]) + " bytes does not fit a tstring")
+                set_error(err, "tf_blade: a string of ", lengths[i], " bytes does not fit a tstring")
     if longs >= 1 << 32:
         set_error(err, "tf_blade: more than 4 GiB of long strings in one tensor")
     if err[0] != 0:

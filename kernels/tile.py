@@ -2,7 +2,7 @@
 import numpy as np
 from numba import njit
 
-from .errors import INT64_MAX, int_text, out_of_memory, set_error
+from .errors import INT64_MAX, out_of_memory, set_error
 
 
 
@@ -15,12 +15,12 @@ def _tiled(n, m):
 @njit(cache=True, nogil=True)
 def tile_2d(x, multiples, err):
     if multiples.shape[0] != 2:
-        set_error(err, "Expected multiples argument to be a vector of length 2 but got length " + str(multiples.shape[0]))
+        set_error(err, "Expected multiples argument to be a vector of length 2 but got length ", multiples.shape[0])
         return np.empty((0, 0), x.dtype)
     m0 = np.int64(multiples[0])
     m1 = np.int64(multiples[1])
     if m0 < 0 or m1 < 0:
-        set_error(err, "Expected multiples[" + ("0" if m0 < 0 else "1") + "] >= 0, but got " + int_text(min(m0, m1)))
+        set_error(err, "Expected multiples[", "0" if m0 < 0 else "1", "] >= 0, but got ", min(m0, m1))
         return np.empty((0, 0), x.dtype)
     r, c = x.shape[0], x.shape[1]
     rows, cols = _tiled(r, m0), _tiled(c, m1)
@@ -45,11 +45,11 @@ def tile_2d(x, multiples, err):
 @njit(cache=True, nogil=True)
 def tile_1d(x, multiples, err):
     if multiples.shape[0] != 1:
-        set_error(err, "Expected multiples argument to be a vector of length 1 but got length " + str(multiples.shape[0]))
+        set_error(err, "Expected multiples argument to be a vector of length 1 but got length ", multiples.shape[0])
         return np.empty(0, x.dtype)
     m = np.int64(multiples[0])
     if m < 0:
-        set_error(err, "Expected multiples[0] >= 0, but got " + int_text(m))
+        set_error(err, "Expected multiples[0] >= 0, but got ", m)
         return np.empty(0, x.dtype)
     n = x.shape[0]
     total = _tiled(n, m)

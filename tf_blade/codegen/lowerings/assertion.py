@@ -20,14 +20,15 @@ class AssertLowering(Lowering):
 
     def emit(self, node, ins, em):
         limit = node.attrs.get("summarize", 3)
-        pieces = []
-        for value in ins[1:]:
+        parts = ["assertion failed: "]  # literal text is one constant of the message (errors.set_error)
+        for i, value in enumerate(ins[1:]):
+            parts[-1] += (" [" if i > 0 else "[")
             if value.is_string:
-                pieces.append(repr(value.const.ravel()[0].decode("utf-8", "replace")))
+                parts[-1] += value.const.ravel()[0].decode("utf-8", "replace") + "]"
             else:
-                pieces.append(f"{em.kernel('assertion', 'summarize')}({value.var}.ravel(), {limit})")
-        message = ' + " " + '.join(f'"[" + {p} + "]"' for p in pieces) if pieces else '""'
+                parts += [f"{em.kernel('assertion', 'summarize')}({value.var}.ravel(), {limit})", "]"]
+        message = ", ".join(repr(p) if i % 2 == 0 else p for i, p in enumerate(parts))
         em.line(f"if not {ins[0].var}[0]:")
-        em.line(f"    {em.kernel('errors', 'set_error')}(err, \"assertion failed: \" + {message})")
+        em.line(f"    {em.kernel('errors', 'set_error')}(err, {message})")
         em.check()
         return []

@@ -1,0 +1,60 @@
+"""kernels/errors.py's set_error: a message written from its parts (literals, integers, shapes,
+runtime text) into a kernel's error buffer, as the old concatenated strings wrote it."""
+import numpy as np
+import pytest
+from numba import njit
+from numba.core.errors import TypingError
+
+from tf_blade.kernels.errors import OOM_PREFIX, error_text, new_error_buffer, set_error
+
+INT64_MIN, UINT64_MAX = np.int64(-(2 ** 63)), np.uint64(2 ** 64 - 1)
+
+
+@njit
+def _write(err, case, i, dims, u):
+    if case == 0:
+        set_error(err, "Expected shape dimensions to be non-negative, got ", i)
+    elif case == 1:
+        set_error(err, "size ", np.int32(7), " is 100% not ", dims, " or ", (i, 3), " u=", u)
+    elif case == 2:
+        set_error(err, OOM_PREFIX, " tensor with shape", dims[:0])
+    elif case == 3:
+        set_error(err, "runtime " + "text: ", "caf\u00e9")
+    else:
+        set_error(err, "first")
+        set_error(err, "second")
+
+
+@pytest.mark.parametrize("case, i, want", [
+    (0, -5, "Expected shape dimensions to be non-negative, got -5"),
+    (0, INT64_MIN, "Expected shape dimensions to be non-negative, got -9223372036854775808"),
+    (1, 0, "size 7 is 100% not [3,-2,0] or [0,3] u=18446744073709551615"),
+    (2, 0, OOM_PREFIX + " tensor with shape[]"),
+    (3, 0, "runtime text: caf?"),
+    (4, 0, "first"),
+])
+def test_parts_make_the_message(case, i, want):
+    err = new_error_buffer()
+    _write(err, case, np.int64(i), np.array([3, -2, 0], np.int32), UINT64_MAX)
+    assert error_text(err) == want
+
+
+@pytest.mark.parametrize("size", [1, 2, 9, 10, 40])
+def test_a_message_stops_at_the_buffer_end(size):
+    """Truncated to the buffer, always ended by a 0, nothing written past it."""
+    whole = "size 7 is 100% not [3,-2,0] or [12345,3] u=1"
+    err = np.full(size + 8, 255, np.uint8)
+    err[:size] = 0
+    _write(err[:size], 1, np.int64(12345), np.array([3, -2, 0], np.int64), np.uint64(1))
+    assert bytes(err[:size]).split(b"\0")[0].decode() == whole[:size - 1]
+    assert err[min(size - 1, len(whole))] == 0
+    assert (err[size:] == 255).all()
+
+
+def test_a_part_it_cannot_write_is_a_typing_error():
+    @njit
+    def with_float(err):
+        set_error(err, "x = ", 1.5)
+
+    with pytest.raises(TypingError, match="strings, integers and shapes"):
+        with_float(new_error_buffer())
