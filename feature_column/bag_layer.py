@@ -25,7 +25,7 @@ from typing import Tuple
 from ..kernels.bag_layer import BAG, CONST, DENSE, POOLED, RUNTIME, STRINGS_DIM, TABLE_DIM
 from .pooled_gather import FUSED_OP as POOLED_OP
 from .shape_terms import BAG_SHAPE_OP, terms
-from .spec import const_values, producer, replace_matches
+from .spec import const_values, producer, replace_matches, through_identity
 from .string_bag import FUSED_OP as BAG_OP
 
 FUSED_OP = "_BladeStringBagLayer"
@@ -100,6 +100,13 @@ def _pooled(spec, ref):
     return pooled, hashing, names + id_names + [pooled["name"], hashing["name"]], refs + id_refs + [ref, ids]
 
 
+def _table_rows(spec, ref):
+    """A table's rows when they are static (a captured variable's), else None."""
+    ref = through_identity(spec, ref)
+    shape = spec["inputs"][int(ref[3:])].get("shape") if ref.startswith("in:") else None
+    return shape[0] if shape else None
+
+
 def _layer_match(spec, node, readers):
     """Columns in concat order: a string bag chain read by nothing else is a BAG column, a
     pooled embedding of hashed strings read by nothing else a POOLED one; any other input (a
@@ -114,6 +121,7 @@ def _layer_match(spec, node, readers):
         return None  # (a bag or reshape read elsewhere would be computed twice: such a column stays dense)
     runtime, program, strings, columns, absorbed = [], [], [], [], []
     attrs = {"kind": [], "num_buckets": [], "mode": [], "n_targets": []}
+    may_miss = False  # whether a bag's bucket may miss its table: plan then checks (its miss task)
     for ref, chain in zip(node["inputs"][:-1], chains):
         if chain is None:
             columns.append(ref)
@@ -133,9 +141,11 @@ def _layer_match(spec, node, readers):
             columns.append(table)
             absorbed += names
             values = (BAG, bag["attrs"]["num_buckets"], bag["attrs"]["mode"], len(targets))
+            rows = _table_rows(spec, table)
+            may_miss = may_miss or rows is None or rows < bag["attrs"]["num_buckets"]
         for key, value in zip(attrs, values):
             attrs[key].append(value)
-    attrs["program"] = program
+    attrs["program"], attrs["may_miss"] = program, may_miss
     return strings + columns + runtime, attrs, absorbed
 
 

@@ -538,17 +538,20 @@ _wanted = {}  # jobs of the layers the code generator lowered since it last comp
 _JOB_ORDER = ("plan", "pool", "direct", "pooled_miss", "bag_miss", "blocks")
 
 
-def want_layer(dtype: str, pooled: bool = False, direct=None):
+def want_layer(dtype: str, pooled: bool = False, direct=None, bag_miss: bool = True):
     """Adds the tasks a layer of ``dtype`` runs to those ``compile_wanted`` compiles next: plan (one
     for every dtype) and blocks (other dtypes fill on one thread, in a loop of their own, and call
-    pool_rows themselves), plan's check of buckets that miss a bag's table, the pool tasks and
+    pool_rows themselves), with ``bag_miss`` plan's check of buckets that miss a bag's table (not
+    needed when every bag's table has a row for each bucket: plan calls it only when one has
+    fewer; were it called uncompiled, the layer would fail saying so), the pool tasks and
     their miss check when the layer has POOLED columns, and with ``direct`` (None, or whether the
     spec has a row sum) the direct cfunc, for a dtype of DIRECT_DTYPES. The code generator
     compiles a cluster's tasks together, so that a cold start compiles two at a time
     (``compile_tasks``). Jobs are keyed (kind, details...), kinds from _JOB_ORDER."""
     void_task = types.void(types.voidptr, types.voidptr)
     _wanted[("plan",)] = (void_task, _plan_task, _PLAN_SYMBOL)
-    _wanted[("bag_miss",)] = (void_task, _bag_miss_task, _BAG_MISS_SYMBOL)
+    if bag_miss:
+        _wanted[("bag_miss",)] = (void_task, _bag_miss_task, _BAG_MISS_SYMBOL)
     if dtype in _TASKS:
         _wanted["blocks", dtype] = (types.void(types.voidptr, types.int64, types.int64), _TASKS[dtype], _SYMBOLS[dtype])
     if direct is not None:

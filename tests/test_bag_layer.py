@@ -13,7 +13,7 @@ import tf_blade
 from conftest import fused_specs, running_nodes
 from test_string_bag import POOL
 from tf_blade.feature_column import SPEC_REWRITES
-from tf_blade.examples import column_names, criteo_feature_model, criteo_wdl_model, keras_prep_model, synthetic_batch
+from tf_blade.examples import CRITEO_BUCKETS, column_names, criteo_feature_model, criteo_wdl_model, keras_prep_model, synthetic_batch
 from tf_blade.kernels import bag_layer
 from tf_blade.kernels.errors import error_text, new_error_buffer
 from tf_blade.kernels.string_bag import string_bag
@@ -503,21 +503,58 @@ def test_the_lowering_asks_for_the_pool_task_when_the_layer_pools(build, pooled,
     asked = []
     original = string_bag_layer.want_layer
     monkeypatch.setattr(string_bag_layer, "want_layer",
-                        lambda dtype, p=False, direct=None: asked.append(p) or original(dtype, p, direct))
+                        lambda dtype, p=False, direct=None, miss=True: asked.append(p) or original(dtype, p, direct, miss))
     tf_blade.optimize(build().serve, bridge="native")
     assert asked and set(asked) == {pooled}
 
 
 def test_a_cluster_compiles_its_layer_tasks_together(monkeypatch):
-    # plan, its bag miss check and blocks (asked for by the NumPy body's lowering) and the direct
-    # cfunc (by the native entry's) reach compile_tasks in one call, so that a cold start can split them over two cores
+    # plan and blocks (asked for by the NumPy body's lowering) and the direct cfunc (by the native
+    # entry's) reach compile_tasks in one call, so that a cold start can split them over two cores;
+    # no bag miss check: every table has a row for each bucket
     calls = []
     original = bag_layer.compile_tasks
     monkeypatch.setattr(bag_layer, "_compiled", {})
     monkeypatch.setattr(bag_layer, "compile_tasks", lambda jobs: calls.append(list(jobs)) or original(jobs))
     monkeypatch.setattr(compiler, "_modules", {})  # generated again, even if an earlier test loaded it
     tf_blade.optimize(criteo_feature_model(2, dim=4).serve, bridge="native")
-    assert calls == [[("plan",), ("direct", "float32", False), ("bag_miss",), ("blocks", "float32")]]  # _JOB_ORDER
+    assert calls == [[("plan",), ("direct", "float32", False), ("blocks", "float32")]]  # _JOB_ORDER
+
+
+def _layer_after_rewrites(spec):
+    for rewrite in SPEC_REWRITES:
+        spec, _ = rewrite(json.loads(json.dumps(spec)))
+    (layer,) = [n for n in spec["nodes"] if n["op"] == "_BladeStringBagLayer"]
+    return layer
+
+
+def test_a_layer_may_miss_its_tables_unless_their_static_rows_cover_the_buckets():
+    # The bag miss check (a task of its own) is compiled only for a layer whose bags' buckets may
+    # miss their tables: a table with fewer rows than buckets, or rows that are not static.
+    (spec,) = fused_specs(criteo_feature_model(2, dim=4).serve, bridge="native")
+    tables = [inp for inp in spec["inputs"] if inp["read_variable"]]
+    assert sorted(inp["shape"][0] for inp in tables) == sorted(CRITEO_BUCKETS[:2]) and all(inp["shape"][1] == 4 for inp in tables)
+    assert _layer_after_rewrites(spec)["attrs"]["may_miss"] is False
+    tables[0]["shape"][0] -= 1
+    assert _layer_after_rewrites(spec)["attrs"]["may_miss"] is True
+    tables[0]["shape"][0] = None
+    assert _layer_after_rewrites(spec)["attrs"]["may_miss"] is True
+    del tables[0]["shape"]
+    assert _layer_after_rewrites(spec)["attrs"]["may_miss"] is True
+
+
+@pytest.mark.parametrize("may_miss", [False, True, None])
+def test_the_lowering_asks_for_the_bag_miss_check_when_a_bucket_may_miss(may_miss, monkeypatch):
+    from tf_blade.codegen.emitter import Emitter
+    from tf_blade.codegen.generate import SpecNode
+    from tf_blade.codegen.lowerings.string_bag_layer import StringBagLayerLowering
+    monkeypatch.setattr(bag_layer, "_wanted", {})
+    attrs = {"kind": [bag_layer.BAG], "num_buckets": [4], "mode": [1], "n_targets": [0], "program": []}
+    if may_miss is not None:  # a spec from before the attr: assumed to miss
+        attrs["may_miss"] = may_miss
+    node = SpecNode({"name": "layer", "op": "_BladeStringBagLayer", "attrs": attrs, "outputs": [[1, 2]]})
+    StringBagLayerLowering().emit_fill(node, ["x"] * 8, "out", Emitter())
+    assert (("bag_miss",) in bag_layer._wanted) == (may_miss is not False)
 
 
 @pytest.mark.parametrize("kind, symbol, message", [

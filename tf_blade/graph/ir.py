@@ -37,10 +37,20 @@ class Node:
 
 
 class Graph:
-    def __init__(self, nodes: List[Node], library=None, versions=None):
+    def __init__(self, nodes: List[Node], library=None, versions=None, variable_shapes=None):
         self.nodes: Dict[str, Node] = {n.name: n for n in nodes}
         self.library = library
         self.versions = versions
+        # captured variables' static shapes by placeholder name (``from_graphdef``)
+        self.variable_shapes: Dict[str, list] = {name: list(shape) for name, (_, shape) in (variable_shapes or {}).items()}
+
+    def variable_shape(self, ref: str) -> Optional[list]:
+        """The static shape (None for an unknown dim) of the variable whose handle ``ref`` is,
+        through Identities; None when it is not a captured variable's."""
+        node = self.producer(ref)
+        while node.op == "Identity" and node.inputs:
+            node = self.producer(node.inputs[0])
+        return self.variable_shapes.get(node.name)
 
     def producer(self, ref: str) -> Node:
         return self.nodes[parse_ref(ref)[0]]
@@ -172,7 +182,7 @@ def from_graphdef(graph_def, variable_shapes=None, tables=(), typed=True) -> Gra
         if nd.op in KERNEL_RANKS:
             ranks = [KERNEL_RANKS[nd.op][j] if r is None else r for j, r in enumerate(ranks)]
         nodes.append(_node(nd, [t.dtype.as_datatype_enum for t in outputs], ranks))
-    return Graph(nodes, library=graph_def.library, versions=graph_def.versions)
+    return Graph(nodes, library=graph_def.library, versions=graph_def.versions, variable_shapes=variable_shapes)
 
 
 def _node(nd, out_dtypes=(), out_ranks=()) -> Node:

@@ -39,6 +39,9 @@ def build_spec(graph: Graph, cluster: List[str], fetches=()):
             rank = consumer.out_ranks[0] - graph.rank_of(consumer.inputs[1]) + 1
         local[ref] = f"in:{len(inputs)}"
         inputs.append({"dtype": dtype, "rank": rank, "read_variable": graph.dtype_of(ref) == RESOURCE})
+        shape = graph.variable_shape(ref) if inputs[-1]["read_variable"] else None
+        if shape is not None:  # a variable's shape is fixed: rewrites may rely on it (a table's rows)
+            inputs[-1]["shape"] = shape
         input_refs.append(ref)
         return local[ref]
 

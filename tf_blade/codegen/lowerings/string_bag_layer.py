@@ -7,6 +7,13 @@ from ...kernels.bag_layer import (DENSE, DIRECT_DTYPES, NO_ROW_SUM, POOLED, dire
 from ...runtime.threads import parallel_enabled
 
 
+def _want_tasks(node, direct=None):
+    """The library tasks a layer runs, compiled when generate ends (kernels/bag_layer.py
+    want_layer); the bag miss check only where a bucket may miss its table (a layer spec from
+    before ``may_miss`` is assumed to)."""
+    want_layer(node.out_dtypes[0], POOLED in node.attrs["kind"], direct, node.attrs.get("may_miss", True))
+
+
 @lowering("_BladeStringBagLayer")
 class StringBagLayerLowering(Lowering):
     parallel = True  # its part gets ``wide``: whether this call may use every core
@@ -42,8 +49,7 @@ class StringBagLayerLowering(Lowering):
         # time for that beside the direct path's (~2.5 s of a cold wide & deep)
         kind, buckets, modes, n_targets, program = (em.const(np.array(node.attrs[a], np.int64)) + ".copy()"
                                                     for a in ("kind", "num_buckets", "mode", "n_targets", "program"))
-        # plan's task, and the blocks (and pool) tasks fill_wide runs (compiled when generate ends)
-        want_layer(node.out_dtypes[0], POOLED in node.attrs["kind"])
+        _want_tasks(node)  # plan's task, and the blocks (and pool) tasks fill_wide runs
         layout, rows, width, _ = em.call(4, f"{em.kernel('bag_layer', 'plan_by_address')}({ids}, {shapes}, {raw}, {tabs}, {kind}, "
                                             f"{buckets}, {modes}, {n_targets}, {program}, {vecs}, err)", check)
         return [ids, raw, tabs, kind, buckets, modes, layout, "wide" if parallel_enabled() else "False"], rows, width
@@ -70,8 +76,7 @@ class StringBagLayerLowering(Lowering):
         lanes), when the output is the Sum of the layer's rows (direct spec, kernels/bag_layer.py).
         Returns the variable holding the entry's return code."""
         dtype = node.out_dtypes[0]
-        # the direct cfunc, and the tasks fill_wide runs (on the op's threads or this one)
-        want_layer(dtype, POOLED in node.attrs["kind"], direct=row_sum[0] != NO_ROW_SUM)
+        _want_tasks(node, direct=row_sum[0] != NO_ROW_SUM)  # and the tasks fill_wide runs
         kinds = node.attrs["kind"]
         slot = {var: len(ranks) + j for j, var in enumerate(dict.fromkeys(x for x in inputs if isinstance(x, str)))}
         strings = iter(inputs[:string_columns(kinds)])
@@ -99,7 +104,7 @@ class StringBagLayerLowering(Lowering):
     def emit_fill(self, node, plan, out, em):
         """Fills ``out`` (the planned [rows, width]) from ``plan``; sets ``err`` when it cannot
         (its scratch buffers: the caller checks)."""
-        want_layer(node.out_dtypes[0], POOLED in node.attrs["kind"])  # the tasks fill_wide runs
+        _want_tasks(node)  # the tasks fill_wide runs
         em.line(f"{em.kernel('bag_layer', 'fill_wide')}({', '.join(plan[:-1])}, {out}, {plan[-1]}, err)")
 
     def emit(self, node, ins, em):
