@@ -51,10 +51,11 @@ def test_a_message_stops_at_the_buffer_end(size):
     assert (err[size:] == 255).all()
 
 
-def test_a_part_it_cannot_write_is_a_typing_error():
+@pytest.mark.parametrize("value", [1.5, True])
+def test_a_part_it_cannot_write_is_a_typing_error(value):
     @njit
-    def with_float(err):
-        set_error(err, "x = ", 1.5)
+    def with_part(err, x):
+        set_error(err, "x = ", x)
 
     with pytest.raises(TypingError, match="strings, integers and shapes"):
-        with_float(new_error_buffer())
+        with_part(new_error_buffer(), value)
