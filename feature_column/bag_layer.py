@@ -100,11 +100,12 @@ def _pooled(spec, ref):
     return pooled, hashing, names + id_names + [pooled["name"], hashing["name"]], refs + id_refs + [ref, ids]
 
 
-def _table_rows(spec, ref):
-    """A table's rows when they are static (a captured variable's), else None."""
-    ref = through_identity(spec, ref)
+def _may_miss(spec, table, buckets) -> bool:
+    """Whether a bucket may miss ``table``: unless its rows are static (a captured variable's shape)
+    and cover the buckets."""
+    ref = through_identity(spec, table)
     shape = spec["inputs"][int(ref[3:])].get("shape") if ref.startswith("in:") else None
-    return shape[0] if shape else None
+    return not shape or shape[0] is None or shape[0] < buckets
 
 
 def _layer_match(spec, node, readers):
@@ -120,18 +121,19 @@ def _layer_match(spec, node, readers):
     if sum(c is not None for c in chains) < 2:
         return None  # (a bag or reshape read elsewhere would be computed twice: such a column stays dense)
     runtime, program, strings, columns, absorbed = [], [], [], [], []
-    attrs = {"kind": [], "num_buckets": [], "mode": [], "n_targets": []}
-    may_miss = False  # whether a bag's bucket may miss its table: plan then checks (its miss task)
+    # may_miss: whether a column's bucket may miss its table (plan then checks, with a task of its own)
+    attrs = {"kind": [], "num_buckets": [], "mode": [], "n_targets": [], "may_miss": []}
     for ref, chain in zip(node["inputs"][:-1], chains):
         if chain is None:
             columns.append(ref)
-            values = (DENSE, 0, 0, 0)
+            values = (DENSE, 0, 0, 0, False)
         elif chain[0]["op"] == POOLED_OP:
             pooled, hashing, names, _ = chain
             strings.append(hashing["inputs"][0])
             columns.append(pooled["inputs"][0])
             absorbed += names
-            values = (POOLED, hashing["attrs"]["num_buckets"], pooled["attrs"]["mean"], 0)
+            values = (POOLED, hashing["attrs"]["num_buckets"], pooled["attrs"]["mean"], 0,
+                      _may_miss(spec, pooled["inputs"][0], hashing["attrs"]["num_buckets"]))
         else:
             bag, targets, names, _ = chain
             s, new_shape, table = bag["inputs"]
@@ -140,12 +142,11 @@ def _layer_match(spec, node, readers):
             strings.append(s)
             columns.append(table)
             absorbed += names
-            values = (BAG, bag["attrs"]["num_buckets"], bag["attrs"]["mode"], len(targets))
-            rows = _table_rows(spec, table)
-            may_miss = may_miss or rows is None or rows < bag["attrs"]["num_buckets"]
+            values = (BAG, bag["attrs"]["num_buckets"], bag["attrs"]["mode"], len(targets),
+                      _may_miss(spec, table, bag["attrs"]["num_buckets"]))
         for key, value in zip(attrs, values):
             attrs[key].append(value)
-    attrs["program"], attrs["may_miss"] = program, may_miss
+    attrs["program"] = program
     return strings + columns + runtime, attrs, absorbed
 
 

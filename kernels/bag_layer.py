@@ -538,13 +538,13 @@ _wanted = {}  # jobs of the layers the code generator lowered since it last comp
 _JOB_ORDER = ("plan", "pool", "direct", "pooled_miss", "bag_miss", "blocks")
 
 
-def want_layer(dtype: str, pooled: bool = False, direct=None, bag_miss: bool = True):
+def want_layer(dtype: str, pooled: bool = False, direct=None, bag_miss: bool = True, pooled_miss: bool = True):
     """Adds the tasks a layer of ``dtype`` runs to those ``compile_wanted`` compiles next: plan (one
     for every dtype) and blocks (other dtypes fill on one thread, in a loop of their own, and call
-    pool_rows themselves), with ``bag_miss`` plan's check of buckets that miss a bag's table (not
-    needed when every bag's table has a row for each bucket: plan calls it only when one has
-    fewer; were it called uncompiled, the layer would fail saying so), the pool tasks and
-    their miss check when the layer has POOLED columns, and with ``direct`` (None, or whether the
+    pool_rows themselves), the pool tasks when the layer has POOLED columns, plan's checks of
+    buckets that miss a table, of bags with ``bag_miss`` and of POOLED columns with ``pooled_miss``
+    (plan calls one only for a table with fewer rows than buckets; were it called uncompiled, the
+    layer would fail saying so), and with ``direct`` (None, or whether the
     spec has a row sum) the direct cfunc, for a dtype of DIRECT_DTYPES. The code generator
     compiles a cluster's tasks together, so that a cold start compiles two at a time
     (``compile_tasks``). Jobs are keyed (kind, details...), kinds from _JOB_ORDER."""
@@ -558,7 +558,7 @@ def want_layer(dtype: str, pooled: bool = False, direct=None, bag_miss: bool = T
         _wanted["direct", dtype, direct] = (DIRECT_SIG, _DIRECT[dtype, direct], _DIRECT_SYMBOLS[dtype, direct])
     if pooled and dtype in _POOL_TASKS:
         _wanted["pool", dtype] = (void_task, _POOL_TASKS[dtype], _POOL_SYMBOLS[dtype])
-    if pooled:
+    if pooled and pooled_miss:
         _wanted[("pooled_miss",)] = (void_task, _pooled_miss_task, _MISS_SYMBOL)
 
 

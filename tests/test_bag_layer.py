@@ -503,7 +503,7 @@ def test_the_lowering_asks_for_the_pool_task_when_the_layer_pools(build, pooled,
     asked = []
     original = string_bag_layer.want_layer
     monkeypatch.setattr(string_bag_layer, "want_layer",
-                        lambda dtype, p=False, direct=None, miss=True: asked.append(p) or original(dtype, p, direct, miss))
+                        lambda dtype, p=False, direct=None, **misses: asked.append(p) or original(dtype, p, direct, **misses))
     tf_blade.optimize(build().serve, bridge="native")
     assert asked and set(asked) == {pooled}
 
@@ -528,33 +528,37 @@ def _layer_after_rewrites(spec):
     return layer
 
 
-def test_a_layer_may_miss_its_tables_unless_their_static_rows_cover_the_buckets():
-    # The bag miss check (a task of its own) is compiled only for a layer whose bags' buckets may
-    # miss their tables: a table with fewer rows than buckets, or rows that are not static.
-    (spec,) = fused_specs(criteo_feature_model(2, dim=4).serve, bridge="native")
+@pytest.mark.parametrize("build", [lambda: criteo_feature_model(2, dim=4), lambda: keras_prep_model(2, dim=4, hidden=(4,))])
+def test_a_column_may_miss_its_table_unless_its_static_rows_cover_the_buckets(build):
+    # A miss check (a task of its own per column kind) is compiled only for a layer with a column
+    # whose buckets may miss its table: a table with fewer rows than buckets, or rows that are not static.
+    (spec,) = fused_specs(build().serve, bridge="native")
     tables = [inp for inp in spec["inputs"] if inp["read_variable"]]
     assert sorted(inp["shape"][0] for inp in tables) == sorted(CRITEO_BUCKETS[:2]) and all(inp["shape"][1] == 4 for inp in tables)
-    assert _layer_after_rewrites(spec)["attrs"]["may_miss"] is False
-    tables[0]["shape"][0] -= 1
-    assert _layer_after_rewrites(spec)["attrs"]["may_miss"] is True
-    tables[0]["shape"][0] = None
-    assert _layer_after_rewrites(spec)["attrs"]["may_miss"] is True
-    del tables[0]["shape"]
-    assert _layer_after_rewrites(spec)["attrs"]["may_miss"] is True
+    assert _layer_after_rewrites(spec)["attrs"]["may_miss"] == [False, False]
+    shrunk = next(inp for inp in tables if inp["shape"][0] == CRITEO_BUCKETS[0])  # column C1's table
+    for shape in ([CRITEO_BUCKETS[0] - 1, 4], [None, 4], None):
+        if shape is None:
+            del shrunk["shape"]
+        else:
+            shrunk["shape"] = shape
+        assert _layer_after_rewrites(spec)["attrs"]["may_miss"] == [True, False]
 
 
+@pytest.mark.parametrize("kind, job", [(bag_layer.BAG, ("bag_miss",)), (bag_layer.POOLED, ("pooled_miss",))])
 @pytest.mark.parametrize("may_miss", [False, True, None])
-def test_the_lowering_asks_for_the_bag_miss_check_when_a_bucket_may_miss(may_miss, monkeypatch):
+def test_the_lowering_asks_for_a_miss_check_when_a_bucket_may_miss(kind, job, may_miss, monkeypatch):
     from tf_blade.codegen.emitter import Emitter
     from tf_blade.codegen.generate import SpecNode
     from tf_blade.codegen.lowerings.string_bag_layer import StringBagLayerLowering
     monkeypatch.setattr(bag_layer, "_wanted", {})
-    attrs = {"kind": [bag_layer.BAG], "num_buckets": [4], "mode": [1], "n_targets": [0], "program": []}
+    attrs = {"kind": [kind, bag_layer.DENSE], "num_buckets": [4, 0], "mode": [1, 0], "n_targets": [0, 0], "program": []}
     if may_miss is not None:  # a spec from before the attr: assumed to miss
-        attrs["may_miss"] = may_miss
+        attrs["may_miss"] = [may_miss, False]
     node = SpecNode({"name": "layer", "op": "_BladeStringBagLayer", "attrs": attrs, "outputs": [[1, 2]]})
     StringBagLayerLowering().emit_fill(node, ["x"] * 8, "out", Emitter())
-    assert (("bag_miss",) in bag_layer._wanted) == (may_miss is not False)
+    assert (job in bag_layer._wanted) == (may_miss is not False)
+    assert {("bag_miss",), ("pooled_miss",)} & set(bag_layer._wanted) <= {job}
 
 
 @pytest.mark.parametrize("kind, symbol, message", [

@@ -2,16 +2,18 @@
 import numpy as np
 
 from ..registry import Lowering, lowering
-from ...kernels.bag_layer import (DENSE, DIRECT_DTYPES, NO_ROW_SUM, POOLED, direct_spec,
+from ...kernels.bag_layer import (BAG, DENSE, DIRECT_DTYPES, NO_ROW_SUM, POOLED, direct_spec,
                                   string_columns, want_layer)
 from ...runtime.threads import parallel_enabled
 
 
 def _want_tasks(node, direct=None):
     """The library tasks a layer runs, compiled when generate ends (kernels/bag_layer.py
-    want_layer); the bag miss check only where a bucket may miss its table (a layer spec from
-    before ``may_miss`` is assumed to)."""
-    want_layer(node.out_dtypes[0], POOLED in node.attrs["kind"], direct, node.attrs.get("may_miss", True))
+    want_layer); a kind's miss check only where a bucket of that kind may miss its table (a layer
+    spec from before ``may_miss`` is assumed to)."""
+    kinds = node.attrs["kind"]
+    misses = [kind for kind, miss in zip(kinds, node.attrs.get("may_miss", [True] * len(kinds))) if miss]
+    want_layer(node.out_dtypes[0], POOLED in kinds, direct, bag_miss=BAG in misses, pooled_miss=POOLED in misses)
 
 
 @lowering("_BladeStringBagLayer")
