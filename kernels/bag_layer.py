@@ -30,7 +30,7 @@ from .pooled_gather import pool_rows
 from .reduce import reduce_sum
 from .shape_ops import resolve_reshape
 from .sparse_segment_reduction import reduce_runs
-from .string_bag import FIRST_ROW, KEEP_EMPTY, ONE_ROW, bag_rows, find_bucket_miss, hash_rows
+from .string_bag import bag_rows, find_bucket_miss, hash_every_string, hash_rows
 from .strings import TSTRING_BYTES
 
 BLOCK = 128 # rows per task: a block's ids and sums stay in L1 while its columns are pooled
@@ -218,8 +218,7 @@ def plan_rows(arrays, kinds, buckets, modes, n_targets, program, vector_rows, er
 def _find_pooled_miss(flat, raw, shape, num_buckets, n_table, err):
     """ResourceGather's error for the first hashed string of a POOLED column missing the table."""
     hashed = np.empty(flat.shape[0], np.int64)
-    hash_rows(flat, raw, raw[:0], FIRST_ROW, ONE_ROW, flat.shape[0], np.uint64(num_buckets), hashed,
-              np.empty(2, np.int64), KEEP_EMPTY)
+    hash_every_string(flat, raw, raw[:0], np.int64(0), flat.shape[0], np.uint64(num_buckets), hashed, np.empty_like(hashed))
     for f in range(hashed.shape[0]):
         if hashed[f] >= n_table:
             index_miss(err, shape, f, hashed[f], n_table)
@@ -232,11 +231,13 @@ def _fill_block(b, args):
     ``failed[0]`` (blocks may run on other threads) to NO_SCRATCH or NO_POOL_TASK."""
     arrays, kinds, buckets, modes, layout, out, failed = args
     r0 = b * BLOCK
-    most = 1  # the block's ids: its rows' strings, not a whole block of the widest column's
+    most, most_pooled = 1, 0  # the block's ids: its rows' strings, not a whole block of the widest column's
     for c in range(layout.shape[0]):
-        most = max(most, (min(layout[c, ROWS], r0 + BLOCK) - r0) * layout[c, INNER])
+        strings = max(min(layout[c, ROWS], r0 + BLOCK) - r0, 0) * layout[c, INNER]
+        most = max(most, strings)
+        most_pooled = max(most_pooled, strings if kinds[c] == POOLED else 0)
     try:  # a row may hold any number of strings
-        idbuf = np.empty(most, np.int64)
+        idbuf, places = np.empty(most, np.int64), np.empty(most_pooled, np.int64)  # places: hash_every_string's
         sums = np.empty(BLOCK * _largest(layout[:, WIDTH], 1), out.dtype)  # zeroed where used
     except Exception:
         failed[0] = NO_SCRATCH
@@ -258,12 +259,12 @@ def _fill_block(b, args):
             continue
         raw = carray(ptr_from_int(arrays[c, STRINGS], np.uint8), (arrays[c, N_STRING_BYTES],))
         string_ids = carray(ptr_from_int(arrays[c, IDS], np.int64), (arrays[c, N_IDS],))
-        pooled = kinds[c] == POOLED  # every string hashed, then pooled k at a time
-        hash_rows(string_ids, raw, raw[:0], r0, m, inner, np.uint64(buckets[c]), idbuf, starts, pooled)
-        if pooled:
-            if not pool_by_address(table, idbuf[:m * inner].reshape((m, inner)), modes[c] == 1, out, column, r0, rows):
+        if kinds[c] == POOLED:  # every string hashed, then pooled k at a time, by the pool task
+            if not pool_by_address(table, string_ids, raw, buckets[c], idbuf, places, m, inner, modes[c] == 1, out,
+                                   column, r0, rows):
                 failed[0] = NO_POOL_TASK
             continue
+        hash_rows(string_ids, raw, raw[:0], r0, m, inner, np.uint64(buckets[c]), idbuf, starts)
         if out_width == width:  # the bag's rows are the output's: pooled in place
             for i in range(m):
                 if starts[i] == starts[i + 1]:  # an empty row pools to zeros
@@ -417,12 +418,15 @@ def plan_by_address(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_t
                                 n_targets, program, _vector_rows(vectors), err)
 
 
-# A POOLED column is pooled through a task of its own per dtype, compiled only for layers that have
-# one (``compile_layer(dtype, pooled=True)``): linked, pool_rows and its paths compiled in every
-# process that filled a layer, for columns criteo-fc does not have (its cold start 18.8 -> 14.8 s).
+# A POOLED column's block is hashed and pooled through a task of its own per dtype, compiled only
+# for layers that have one (``compile_layer(dtype, pooled=True)``): linked, pool_rows and its paths
+# compiled in every process that filled a layer, for columns criteo-fc does not have (its cold
+# start 18.8 -> 14.8 s), and so did hash_every_string in the blocks task (4.9 -> 5.9 s alone).
 def _pool_args_type(dtype):
-    return types.Tuple((types.Array(dtype, 2, "C"), types.Array(types.int64, 2, "C"), types.boolean,
-                        types.Array(dtype, 2, "C"), types.int64, types.int64, types.int64))
+    ints = types.Array(types.int64, 1, "C")
+    return types.Tuple((types.Array(dtype, 2, "C"), ints, types.Array(types.uint8, 1, "C"), types.int64, ints, ints,
+                        types.int64, types.int64, types.boolean, types.Array(dtype, 2, "C"), types.int64, types.int64,
+                        types.int64))
 
 
 _POOL_ARGS = {"float32": _pool_args_type(types.float32), "float64": _pool_args_type(types.float64)}
@@ -432,40 +436,50 @@ _read_pool_float32, _read_pool_float64 = args_reader(_POOL_ARGS["float32"]), arg
 _call_done_task, _write_done = task_caller(types.boolean), result_writer(types.boolean)  # True: it ran
 
 
+@njit(cache=True, nogil=True)
+def _hash_and_pool(table, string_ids, raw, buckets, ids, places, m, inner, mean, out, column, first_row, total_rows):
+    """Rows first_row .. first_row + m - 1 of a POOLED column: its strings (``inner`` a row) hashed
+    into ``ids`` (``places``: scratch of as many), every one, then pooled ``inner`` at a time."""
+    n = m * inner
+    hash_every_string(string_ids, raw, raw[:0], first_row * inner, n, np.uint64(buckets), ids, places)
+    pool_rows(table, ids[:n].reshape((m, inner)), mean, out, column, first_row, total_rows)
+
+
 def _pool_float32(arg, result):  # one Python function per dtype, as the blocks tasks
-    table, ids, mean, out, column, first_row, total_rows = _read_pool_float32(arg)
-    pool_rows(table, ids, mean, out, column, first_row, total_rows)
+    _hash_and_pool(*_read_pool_float32(arg))
     _write_done(result, True)
 
 
 def _pool_float64(arg, result):
-    table, ids, mean, out, column, first_row, total_rows = _read_pool_float64(arg)
-    pool_rows(table, ids, mean, out, column, first_row, total_rows)
+    _hash_and_pool(*_read_pool_float64(arg))
     _write_done(result, True)
 
 
 _POOL_TASKS = {"float32": _pool_float32, "float64": _pool_float64}
 
 
-def pool_by_address(table, ids, mean, out, column, first_row, total_rows):
-    """``pool_rows`` through the pool task of the table's dtype: False when that task is not
-    compiled. Other argument types call pool_rows itself."""
+def pool_by_address(table, string_ids, raw, buckets, ids, places, m, inner, mean, out, column, first_row, total_rows):
+    """``_hash_and_pool`` through the pool task of the table's dtype: False when that task is not
+    compiled. Other argument types call it linked."""
 
 
 @overload(pool_by_address)
-def _pool_by_address_impl(table, ids, mean, out, column, first_row, total_rows):
-    given = types.Tuple((table, ids, mean, out, column, first_row, total_rows))
+def _pool_by_address_impl(table, string_ids, raw, buckets, ids, places, m, inner, mean, out, column, first_row,
+                          total_rows):
+    given = types.Tuple((table, string_ids, raw, buckets, ids, places, m, inner, mean, out, column, first_row, total_rows))
     for name, args_type in _POOL_ARGS.items():
         if given == args_type:
             read = _POOL_ADDRESS[name]
 
-            def through_task(table, ids, mean, out, column, first_row, total_rows):
+            def through_task(table, string_ids, raw, buckets, ids, places, m, inner, mean, out, column, first_row,
+                             total_rows):
                 address = read()
-                return address != 0 and _call_done_task(address, (table, ids, mean, out, column, first_row, total_rows))
+                return address != 0 and _call_done_task(address, (table, string_ids, raw, buckets, ids, places, m, inner,
+                                                                   mean, out, column, first_row, total_rows))
             return through_task
 
-    def linked(table, ids, mean, out, column, first_row, total_rows):
-        pool_rows(table, ids, mean, out, column, first_row, total_rows)
+    def linked(table, string_ids, raw, buckets, ids, places, m, inner, mean, out, column, first_row, total_rows):
+        _hash_and_pool(table, string_ids, raw, buckets, ids, places, m, inner, mean, out, column, first_row, total_rows)
         return True
     return linked
 

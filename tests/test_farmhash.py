@@ -115,22 +115,28 @@ def test_empty_fingerprint_is_tfs():
 
 @pytest.mark.parametrize("keep_empty", [False, True])
 def test_hash_rows_inlined_fingerprint_all_lengths(keep_empty):
-    # hash_rows (every feature layer's hashing) inlines its own Fingerprint64: every FarmHash
-    # length branch, SMALL and OFFSET tstrings, rows of 3, against TF's buckets; empty strings
-    # dropped or (Keras) bucketed
-    from tf_blade.kernels.string_bag import hash_rows
+    # hash_rows and hash_every_string (every feature layer's hashing) inline their own
+    # Fingerprint64: every FarmHash length branch, SMALL and OFFSET tstrings, rows of 3, against
+    # TF's buckets; empty strings dropped (a bag's rows) or bucketed (Keras's)
+    from tf_blade.kernels.string_bag import hash_every_string, hash_rows
     from tf_blade.kernels.strings import tstrings_from_bytes
     rng = np.random.default_rng(2)
     strings = random_strings(rng, range(301)) + [b""] * 2  # 303 strings: 101 rows of 3
+    strings = [strings[i] for i in rng.permutation(len(strings))]  # the empty ones anywhere
     raw = tstrings_from_bytes(strings)
     for nb in (1, 7, 2**62):
         ids = np.full(len(strings), -1, np.int64)
+        if keep_empty:
+            hash_every_string(np.arange(len(strings)), raw, raw[:0], np.int64(0), np.int64(len(strings)),
+                              np.uint64(nb), ids, np.empty_like(ids))
+            np.testing.assert_array_equal(ids, tf_buckets(strings, nb))
+            continue
         starts = np.full(102, -1, np.int64)
         hash_rows(np.arange(len(strings)), raw, raw[:0], np.int64(0), np.int64(101), np.int64(3),
-                  np.uint64(nb), ids, starts, np.bool_(keep_empty))
-        kept = [s for s in strings if keep_empty or s]
+                  np.uint64(nb), ids, starts)
+        kept = [s for s in strings if s]
         np.testing.assert_array_equal(ids[:len(kept)], tf_buckets(kept, nb))
-        counts = [sum(1 for s in strings[3 * r:3 * r + 3] if keep_empty or s) for r in range(101)]
+        counts = [sum(1 for s in strings[3 * r:3 * r + 3] if s) for r in range(101)]
         np.testing.assert_array_equal(starts, np.concatenate([[0], np.cumsum(counts)]))
 
 

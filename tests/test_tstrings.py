@@ -88,10 +88,10 @@ def test_tstrings_from_bytes_round_trips_through_the_kernels():
 
 @pytest.mark.parametrize("keep_empty", [False, True])
 def test_hash_rows_counts_empty_strings_of_every_kind(keep_empty):
-    # hash_rows lists a row's non-empty strings by each tstring's length (strings.string_length)
-    # before hashing them: empty strings of every kind, anywhere in a row, are dropped (a bag) or
-    # take the bucket of "" (Keras's Hashing), as TF's ops on the same strings give
-    from tf_blade.kernels.string_bag import hash_rows
+    # hash_rows and hash_every_string list the non-empty strings by each tstring's length
+    # (strings.string_length) before hashing them: empty strings of every kind, anywhere in a row,
+    # are dropped (a bag) or take the bucket of "" (Keras's Hashing), as TF's ops on the same strings give
+    from tf_blade.kernels.string_bag import hash_every_string, hash_rows
     rng = np.random.default_rng()
     values = [v if rng.random() < 0.6 else b"" for v in _random_strings(rng, 240)]
     kinds = [int(rng.choice([SMALL, OFFSET, VIEW, LARGE])) if len(v) <= 22 else int(rng.choice([OFFSET, VIEW, LARGE]))
@@ -99,12 +99,18 @@ def test_hash_rows_counts_empty_strings_of_every_kind(keep_empty):
     raw, keep = tstrings(values, kinds)
     rows, inner, first = 50, 4, 7  # rows 7..56 of 4 strings
     ids, starts = np.full(rows * inner, -1, np.int64), np.full(rows + 1, -1, np.int64)
-    hash_rows(np.arange(len(values), dtype=np.int64), raw, raw[:0], np.int64(first), np.int64(rows), np.int64(inner),
-              np.uint64(1000), ids, starts, np.bool_(keep_empty))
     mine = values[first * inner:(first + rows) * inner]
     kept = [v for v in mine if keep_empty or v]
     want = tf.strings.to_hash_bucket_fast(tf.constant(kept, tf.string), 1000).numpy()
+    if keep_empty:
+        hash_every_string(np.arange(len(values), dtype=np.int64), raw, raw[:0], np.int64(first * inner),
+                          np.int64(rows * inner), np.uint64(1000), ids, np.empty_like(ids))
+        np.testing.assert_array_equal(ids, want)
+        del keep
+        return
+    hash_rows(np.arange(len(values), dtype=np.int64), raw, raw[:0], np.int64(first), np.int64(rows), np.int64(inner),
+              np.uint64(1000), ids, starts)
     np.testing.assert_array_equal(ids[:len(kept)], want)
-    counts = [sum(1 for v in mine[r * inner:(r + 1) * inner] if keep_empty or v) for r in range(rows)]
+    counts = [sum(1 for v in mine[r * inner:(r + 1) * inner] if v) for r in range(rows)]
     np.testing.assert_array_equal(starts, np.concatenate([[0], np.cumsum(counts)]))
     del keep
