@@ -1,8 +1,9 @@
 """tf_blade: fuses the sparse feature-column subgraphs of TensorFlow recommendation models into
 Numba-generated kernels called through a native, GIL-free TensorFlow op."""
-import importlib.util as _util
 import os as _os
 import sys as _sys
+
+from .runtime.modules import import_file as _import_file
 
 
 def _map_source_subpackages():
@@ -15,12 +16,7 @@ def _map_source_subpackages():
         folder = _os.path.join(_os.path.dirname(here), name)
         if full in _sys.modules or _os.path.isdir(_os.path.join(here, name)) or not _os.path.isdir(folder):
             continue
-        spec = _util.spec_from_file_location(full, _os.path.join(folder, "__init__.py"),
-                                             submodule_search_locations=[folder])
-        module = _util.module_from_spec(spec)
-        _sys.modules[full] = module
-        spec.loader.exec_module(module)
-        globals()[name] = module
+        globals()[name] = _import_file(full, _os.path.join(folder, "__init__.py"), [folder])
 
 
 _map_source_subpackages()

@@ -120,15 +120,11 @@ def compile_in_child(kernels_path, jobs, claims) -> None:
     read, changed and written back without a lock, so two processes saving versions of one
     function at once could leave an entry naming the other's code; only this process's parent
     writes those."""
-    import importlib.util
-
     from numba.core import dispatcher
+
+    from .modules import import_file
     dispatcher.Dispatcher.enable_caching = lambda self: None  # before any kernel is decorated
-    spec = importlib.util.spec_from_file_location("tf_blade.kernels", os.path.join(kernels_path[0], "__init__.py"),
-                                                  submodule_search_locations=kernels_path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["tf_blade.kernels"] = module
-    spec.loader.exec_module(module)
+    import_file("tf_blade.kernels", os.path.join(kernels_path[0], "__init__.py"), kernels_path)
     from tf_blade.kernels.parallel import compile_task
     for index, (signature, function, symbol) in enumerate(pickle.loads(jobs)):
         if claim(claims, index):

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import json
 import os
 import sys
@@ -21,6 +20,7 @@ import numba
 
 from ..codegen.generate import generate
 from .cache import cache_root, source_digest
+from .modules import import_file
 
 _modules = {}
 _lock = threading.RLock()
@@ -62,8 +62,8 @@ def load_kernel(spec_text: str):
 def _load(key, source, templates):
     for name, template in templates.items():  # shared across clusters: load once
         if name not in sys.modules:
-            _import(name, _write_source(name, template))
-    return _import(f"tf_blade_kernel_{key}", _write_source(f"k_{key}", source))
+            import_file(name, _write_source(name, template))
+    return import_file(f"tf_blade_kernel_{key}", _write_source(f"k_{key}", source))
 
 
 def _clear_disk_caches(templates, library: bool):
@@ -111,12 +111,3 @@ def _write_source(stem: str, source: str) -> str:
         f.write(source)
     os.replace(tmp, path)
     return path
-
-
-def _import(name: str, path: str):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    # Registered before it runs: Numba's disk cache refers to the parts by module name.
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
