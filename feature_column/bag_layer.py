@@ -100,12 +100,13 @@ def _pooled(spec, ref):
     return pooled, hashing, names + id_names + [pooled["name"], hashing["name"]], refs + id_refs + [ref, ids]
 
 
-def _may_miss(spec, table, buckets) -> bool:
-    """Whether a bucket may miss ``table``: unless its rows are static (a captured variable's shape)
-    and cover the buckets."""
+def _table_shape(spec, table):
+    """[rows, width] of a column's table where static (a captured variable's shape), -1 where not."""
     ref = through_identity(spec, table)
     shape = spec["inputs"][int(ref[3:])].get("shape") if ref.startswith("in:") else None
-    return not shape or shape[0] is None or shape[0] < buckets
+    if not shape or len(shape) != 2:
+        return [-1, -1]
+    return [-1 if d is None else d for d in shape]
 
 
 def _layer_match(spec, node, readers):
@@ -121,19 +122,20 @@ def _layer_match(spec, node, readers):
     if sum(c is not None for c in chains) < 2:
         return None  # (a bag or reshape read elsewhere would be computed twice: such a column stays dense)
     runtime, program, strings, columns, absorbed = [], [], [], [], []
-    # may_miss: whether a column's bucket may miss its table (plan then checks, with a task of its own)
-    attrs = {"kind": [], "num_buckets": [], "mode": [], "n_targets": [], "may_miss": []}
+    # table_shape: a column's table's static [rows, width] (-1 where not), which decides the tasks
+    # its lowering compiles (string_bag_layer.py)
+    attrs = {"kind": [], "num_buckets": [], "mode": [], "n_targets": [], "table_shape": []}
     for ref, chain in zip(node["inputs"][:-1], chains):
         if chain is None:
             columns.append(ref)
-            values = (DENSE, 0, 0, 0, False)
+            values = (DENSE, 0, 0, 0, [-1, -1])
         elif chain[0]["op"] == POOLED_OP:
             pooled, hashing, names, _ = chain
             strings.append(hashing["inputs"][0])
             columns.append(pooled["inputs"][0])
             absorbed += names
             values = (POOLED, hashing["attrs"]["num_buckets"], pooled["attrs"]["mean"], 0,
-                      _may_miss(spec, pooled["inputs"][0], hashing["attrs"]["num_buckets"]))
+                      _table_shape(spec, pooled["inputs"][0]))
         else:
             bag, targets, names, _ = chain
             s, new_shape, table = bag["inputs"]
@@ -143,7 +145,7 @@ def _layer_match(spec, node, readers):
             columns.append(table)
             absorbed += names
             values = (BAG, bag["attrs"]["num_buckets"], bag["attrs"]["mode"], len(targets),
-                      _may_miss(spec, table, bag["attrs"]["num_buckets"]))
+                      _table_shape(spec, table))
         for key, value in zip(attrs, values):
             attrs[key].append(value)
     attrs["program"] = program

@@ -26,7 +26,7 @@ from .concat import mismatch
 from .errors import ERR_BYTES, OOM_PREFIX, set_error
 from .gather import index_miss
 from .parallel import args_reader, cell_reader, compile_tasks, result_writer, run_blocks, run_blocks_here, task_caller
-from .pooled_gather import pool_rows
+from .pooled_gather import pool_one_column, pool_vectors, pools_one_column
 from .reduce import reduce_sum
 from .shape_ops import resolve_reshape
 from .sparse_segment_reduction import reduce_runs
@@ -231,13 +231,11 @@ def _fill_block(b, args):
     ``failed[0]`` (blocks may run on other threads) to NO_SCRATCH or NO_POOL_TASK."""
     arrays, kinds, buckets, modes, layout, out, failed = args
     r0 = b * BLOCK
-    most, most_pooled = 1, 0  # the block's ids: its rows' strings, not a whole block of the widest column's
+    most = 1  # the block's ids: its rows' strings, not a whole block of the widest column's
     for c in range(layout.shape[0]):
-        strings = max(min(layout[c, ROWS], r0 + BLOCK) - r0, 0) * layout[c, INNER]
-        most = max(most, strings)
-        most_pooled = max(most_pooled, strings if kinds[c] == POOLED else 0)
+        most = max(most, (min(layout[c, ROWS], r0 + BLOCK) - r0) * layout[c, INNER])
     try:  # a row may hold any number of strings
-        idbuf, places = np.empty(most, np.int64), np.empty(most_pooled, np.int64)  # places: hash_every_string's
+        idbuf = np.empty(2 * most, np.int64)  # twice: the pool task lists places in the second half
         sums = np.empty(BLOCK * _largest(layout[:, WIDTH], 1), out.dtype)  # zeroed where used
     except Exception:
         failed[0] = NO_SCRATCH
@@ -257,13 +255,12 @@ def _fill_block(b, args):
                 for j in range(width):
                     out[r0 + i, column + j] = table[r0 + i, j]
             continue
-        raw = carray(ptr_from_int(arrays[c, STRINGS], np.uint8), (arrays[c, N_STRING_BYTES],))
-        string_ids = carray(ptr_from_int(arrays[c, IDS], np.int64), (arrays[c, N_IDS],))
-        if kinds[c] == POOLED:  # every string hashed, then pooled k at a time, by the pool task
-            if not pool_by_address(table, string_ids, raw, buckets[c], idbuf, places, m, inner, modes[c] == 1, out,
-                                   column, r0, rows):
+        if kinds[c] == POOLED:  # the pool task's (_pool_block)
+            if not pool_by_address(args, c, r0, idbuf):
                 failed[0] = NO_POOL_TASK
             continue
+        raw = carray(ptr_from_int(arrays[c, STRINGS], np.uint8), (arrays[c, N_STRING_BYTES],))
+        string_ids = carray(ptr_from_int(arrays[c, IDS], np.int64), (arrays[c, N_IDS],))
         hash_rows(string_ids, raw, raw[:0], r0, m, inner, np.uint64(buckets[c]), idbuf, starts)
         if out_width == width:  # the bag's rows are the output's: pooled in place
             for i in range(m):
@@ -418,18 +415,13 @@ def plan_by_address(ids, in_shapes, tstrings, tables, kinds, buckets, modes, n_t
                                 n_targets, program, _vector_rows(vectors), err)
 
 
-# A POOLED column's block is hashed and pooled through a task of its own per dtype, compiled only
-# for layers that have one (``compile_layer(dtype, pooled=True)``): linked, pool_rows and its paths
-# compiled in every process that filled a layer, for columns criteo-fc does not have (its cold
-# start 18.8 -> 14.8 s), and so did hash_every_string in the blocks task (4.9 -> 5.9 s alone).
-def _pool_args_type(dtype):
-    ints = types.Array(types.int64, 1, "C")
-    return types.Tuple((types.Array(dtype, 2, "C"), ints, types.Array(types.uint8, 1, "C"), types.int64, ints, ints,
-                        types.int64, types.int64, types.boolean, types.Array(dtype, 2, "C"), types.int64, types.int64,
-                        types.int64))
-
-
-_POOL_ARGS = {"float32": _pool_args_type(types.float32), "float64": _pool_args_type(types.float64)}
+# A POOLED column's block is the pool task's, one per dtype, compiled only for layers that have
+# one (``compile_layer(dtype, pooled=True)``): linked, pool_rows and its paths compiled in every
+# process that filled a layer, for columns criteo-fc does not have (its cold start 18.8 -> 14.8 s),
+# and so did hash_every_string in the blocks task (4.9 -> 5.9 s alone). The call passes the blocks'
+# own arguments: more of them cost blocks' compile too (~0.2 s for thirteen).
+_POOL_ARGS = {name: types.Tuple((args, types.int64, types.int64, types.Array(types.int64, 1, "C")))
+              for name, args in _ARGS.items()}
 _POOL_SYMBOLS = {name: f"tf_blade_layer_pool_{name}" for name in _POOL_ARGS}
 _POOL_ADDRESS = {name: cell_reader(symbol) for name, symbol in _POOL_SYMBOLS.items()}
 _read_pool_float32, _read_pool_float64 = args_reader(_POOL_ARGS["float32"]), args_reader(_POOL_ARGS["float64"])
@@ -437,51 +429,104 @@ _call_done_task, _write_done = task_caller(types.boolean), result_writer(types.b
 
 
 @njit(cache=True, nogil=True)
-def _hash_and_pool(table, string_ids, raw, buckets, ids, places, m, inner, mean, out, column, first_row, total_rows):
-    """Rows first_row .. first_row + m - 1 of a POOLED column: its strings (``inner`` a row) hashed
-    into ``ids`` (``places``: scratch of as many), every one, then pooled ``inner`` at a time."""
+def _pool_block(args, c, r0, ids):
+    """POOLED column ``c``'s rows of the block from ``r0`` (blocks' ``args``; ``ids``: room for
+    twice their strings, the second half hash_every_string's places): every string hashed, then
+    pooled k at a time, a table of one column through its own task. False when that task is not
+    compiled. Scratch from the block, not allocated here: an allocation a column and block took
+    keras-prep's layer at 4096 rows 1.84-1.88 -> 2.03-2.19 ms (two threads)."""
+    arrays, kinds, buckets, modes, layout, out, failed = args
+    m, inner = min(layout[c, ROWS], r0 + BLOCK) - r0, layout[c, INNER]
     n = m * inner
-    hash_every_string(string_ids, raw, raw[:0], first_row * inner, n, np.uint64(buckets), ids, places)
-    pool_rows(table, ids[:n].reshape((m, inner)), mean, out, column, first_row, total_rows)
+    raw = carray(ptr_from_int(arrays[c, STRINGS], np.uint8), (arrays[c, N_STRING_BYTES],))
+    string_ids = carray(ptr_from_int(arrays[c, IDS], np.int64), (arrays[c, N_IDS],))
+    hash_every_string(string_ids, raw, raw[:0], r0 * inner, n, np.uint64(buckets[c]), ids, ids[n:])
+    table = carray(ptr_from_int(arrays[c, TABLE], out.dtype), (arrays[c, TABLE_ROWS], arrays[c, TABLE_WIDTH]))
+    rows, mean, column = ids[:n].reshape((m, inner)), modes[c] == 1, layout[c, COLUMN]
+    if pools_one_column(table, rows):
+        return pool_one_by_address(table, rows, mean, out, column, r0)
+    pool_vectors(table, rows, mean, out, column, r0, layout[c, ROWS])
+    return True
 
 
 def _pool_float32(arg, result):  # one Python function per dtype, as the blocks tasks
-    _hash_and_pool(*_read_pool_float32(arg))
-    _write_done(result, True)
+    _write_done(result, _pool_block(*_read_pool_float32(arg)))
 
 
 def _pool_float64(arg, result):
-    _hash_and_pool(*_read_pool_float64(arg))
-    _write_done(result, True)
+    _write_done(result, _pool_block(*_read_pool_float64(arg)))
 
 
 _POOL_TASKS = {"float32": _pool_float32, "float64": _pool_float64}
 
 
-def pool_by_address(table, string_ids, raw, buckets, ids, places, m, inner, mean, out, column, first_row, total_rows):
-    """``_hash_and_pool`` through the pool task of the table's dtype: False when that task is not
+# Pooling a table of one column (pooled_gather.pool_one_column) is a task of its own too, compiled
+# only for layers that may have one: ~1.7 s of the pool task's cold compile.
+def _pool_one_args_type(dtype):
+    return types.Tuple((types.Array(dtype, 2, "C"), types.Array(types.int64, 2, "C"), types.boolean,
+                        types.Array(dtype, 2, "C"), types.int64, types.int64))
+
+
+_POOL_ONE_ARGS = {"float32": _pool_one_args_type(types.float32), "float64": _pool_one_args_type(types.float64)}
+_POOL_ONE_SYMBOLS = {name: f"tf_blade_layer_pool_one_{name}" for name in _POOL_ONE_ARGS}
+_POOL_ONE_ADDRESS = {name: cell_reader(symbol) for name, symbol in _POOL_ONE_SYMBOLS.items()}
+_read_pool_one_float32 = args_reader(_POOL_ONE_ARGS["float32"])
+_read_pool_one_float64 = args_reader(_POOL_ONE_ARGS["float64"])
+
+
+def _pool_one_float32(arg, result):
+    pool_one_column(*_read_pool_one_float32(arg))
+    _write_done(result, True)
+
+
+def _pool_one_float64(arg, result):
+    pool_one_column(*_read_pool_one_float64(arg))
+    _write_done(result, True)
+
+
+_POOL_ONE_TASKS = {"float32": _pool_one_float32, "float64": _pool_one_float64}
+
+
+def pool_one_by_address(table, ids, mean, out, column, first_row):
+    """``pool_one_column`` through its task for the table's dtype: False when that task is not
+    compiled. Other argument types call it linked."""
+
+
+@overload(pool_one_by_address)
+def _pool_one_by_address_impl(table, ids, mean, out, column, first_row):
+    given = types.Tuple((table, ids, mean, out, column, first_row))
+    for name, args_type in _POOL_ONE_ARGS.items():
+        if given == args_type:
+            read = _POOL_ONE_ADDRESS[name]
+
+            def through_task(table, ids, mean, out, column, first_row):
+                address = read()
+                return address != 0 and _call_done_task(address, (table, ids, mean, out, column, first_row))
+            return through_task
+
+    def linked(table, ids, mean, out, column, first_row):
+        pool_one_column(table, ids, mean, out, column, first_row)
+        return True
+    return linked
+
+
+def pool_by_address(args, c, r0, ids):
+    """``_pool_block`` through the pool task of the layer's dtype: False when that task is not
     compiled. Other argument types call it linked."""
 
 
 @overload(pool_by_address)
-def _pool_by_address_impl(table, string_ids, raw, buckets, ids, places, m, inner, mean, out, column, first_row,
-                          total_rows):
-    given = types.Tuple((table, string_ids, raw, buckets, ids, places, m, inner, mean, out, column, first_row, total_rows))
+def _pool_by_address_impl(args, c, r0, ids):
+    given = types.Tuple((args, c, r0, ids))
     for name, args_type in _POOL_ARGS.items():
         if given == args_type:
             read = _POOL_ADDRESS[name]
 
-            def through_task(table, string_ids, raw, buckets, ids, places, m, inner, mean, out, column, first_row,
-                             total_rows):
+            def through_task(args, c, r0, ids):
                 address = read()
-                return address != 0 and _call_done_task(address, (table, string_ids, raw, buckets, ids, places, m, inner,
-                                                                   mean, out, column, first_row, total_rows))
+                return address != 0 and _call_done_task(address, (args, c, r0, ids))
             return through_task
-
-    def linked(table, string_ids, raw, buckets, ids, places, m, inner, mean, out, column, first_row, total_rows):
-        _hash_and_pool(table, string_ids, raw, buckets, ids, places, m, inner, mean, out, column, first_row, total_rows)
-        return True
-    return linked
+    return lambda args, c, r0, ids: _pool_block(args, c, r0, ids)
 
 
 # plan's checks of columns whose buckets may miss their tables (more buckets than table rows: rare)
@@ -549,13 +594,15 @@ _wanted = {}  # jobs of the layers the code generator lowered since it last comp
 # The order compile_tasks gets them in: its child takes jobs from the front, this process from the
 # back. plan shares little with the rest; the miss checks hash strings as blocks does, so compiled
 # after blocks in the same process they reuse its hash_rows and FarmHash.
-_JOB_ORDER = ("plan", "pool", "direct", "pooled_miss", "bag_miss", "blocks")
+_JOB_ORDER = ("plan", "pool", "pool_one", "direct", "pooled_miss", "bag_miss", "blocks")
 
 
-def want_layer(dtype: str, pooled: bool = False, direct=None, bag_miss: bool = True, pooled_miss: bool = True):
+def want_layer(dtype: str, pooled: bool = False, direct=None, bag_miss: bool = True, pooled_miss: bool = True,
+               pool_one: bool = True):
     """Adds the tasks a layer of ``dtype`` runs to those ``compile_wanted`` compiles next: plan (one
     for every dtype) and blocks (other dtypes fill on one thread, in a loop of their own, and call
-    pool_rows themselves), the pool tasks when the layer has POOLED columns, plan's checks of
+    pool_rows themselves), the pool tasks when the layer has POOLED columns (with ``pool_one`` the
+    one for tables of one column: were it needed uncompiled, the layer would fail saying so), plan's checks of
     buckets that miss a table, of bags with ``bag_miss`` and of POOLED columns with ``pooled_miss``
     (plan calls one only for a table with fewer rows than buckets; were it called uncompiled, the
     layer would fail saying so), and with ``direct`` (None, or whether the
@@ -572,6 +619,8 @@ def want_layer(dtype: str, pooled: bool = False, direct=None, bag_miss: bool = T
         _wanted["direct", dtype, direct] = (DIRECT_SIG, _DIRECT[dtype, direct], _DIRECT_SYMBOLS[dtype, direct])
     if pooled and dtype in _POOL_TASKS:
         _wanted["pool", dtype] = (void_task, _POOL_TASKS[dtype], _POOL_SYMBOLS[dtype])
+    if pooled and pool_one and dtype in _POOL_ONE_TASKS:
+        _wanted["pool_one", dtype] = (void_task, _POOL_ONE_TASKS[dtype], _POOL_ONE_SYMBOLS[dtype])
     if pooled and pooled_miss:
         _wanted[("pooled_miss",)] = (void_task, _pooled_miss_task, _MISS_SYMBOL)
 

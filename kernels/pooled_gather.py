@@ -42,6 +42,36 @@ def pool_rows(table, ids, mean, out, column, first_row, total_rows):
     [total_rows, k, width] gather reduced over k: where an output lies in Eigen's packets
     (kernels/reduce.py) depends on its place in the whole. ``out`` (C-ordered): the output, or a
     feature layer's (kernels/bag_layer.py), whose column starts at ``column``."""
+    if pools_one_column(table, ids):
+        pool_one_column(table, ids, mean, out, column, first_row)
+    else:
+        pool_vectors(table, ids, mean, out, column, first_row, total_rows)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def pools_one_column(table, ids):
+    """Whether pool_rows takes pool_one_column's way: a table of one column, rows of k > 1."""
+    return table.shape[1] == 1 and ids.shape[1] > 1
+
+
+@njit(cache=True, nogil=True)
+def pool_one_column(table, ids, mean, out, column, first_row):
+    """pool_rows of a table of one column and k > 1: TF views [rows, k, 1] as rows of k and sums
+    them in the innermost order, kernels/reduce.py's (its own compile of ~1.7 s: a feature layer
+    compiles it only for such tables, kernels/bag_layer.py)."""
+    rows, k = ids.shape
+    terms = np.empty((rows, k), table.dtype)
+    for r in range(rows):
+        for j in range(k):
+            terms[r, j] = table[ids[r, j], 0]
+    sums = reduce_sum(terms, PACKET_BYTES // table.itemsize)
+    for r in range(rows):
+        out[first_row + r, column] = sums[r] / k if mean else sums[r]
+
+
+@njit(cache=True, nogil=True)
+def pool_vectors(table, ids, mean, out, column, first_row, total_rows):
+    """pool_rows of every other table and k: rows of table rows added as vectors."""
     table = np.ascontiguousarray(table)  # rows read as vectors (no copy of a C-ordered table)
     rows, k = ids.shape
     width = table.shape[1]
@@ -51,15 +81,6 @@ def pool_rows(table, ids, mean, out, column, first_row, total_rows):
                 out[first_row + r, column + c] = np.nan if mean else 0
         return
     lanes = PACKET_BYTES // table.itemsize
-    if width == 1 and k > 1:  # TF views [rows, k, 1] as rows of k: the innermost order
-        terms = np.empty((rows, k), table.dtype)
-        for r in range(rows):
-            for j in range(k):
-                terms[r, j] = table[ids[r, j], 0]
-        sums = reduce_sum(terms, lanes)
-        for r in range(rows):
-            out[first_row + r, column] = sums[r] / k if mean else sums[r]
-        return
     if k >= EIGEN_UNROLL and lanes > 0:
         _pool_unrolled(table, ids, mean, out, column, first_row, total_rows, lanes)
     elif k <= 4 and width % LANES == 0:

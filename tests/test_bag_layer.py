@@ -529,36 +529,40 @@ def _layer_after_rewrites(spec):
 
 
 @pytest.mark.parametrize("build", [lambda: criteo_feature_model(2, dim=4), lambda: keras_prep_model(2, dim=4, hidden=(4,))])
-def test_a_column_may_miss_its_table_unless_its_static_rows_cover_the_buckets(build):
-    # A miss check (a task of its own per column kind) is compiled only for a layer with a column
-    # whose buckets may miss its table: a table with fewer rows than buckets, or rows that are not static.
+def test_a_layer_knows_its_tables_static_shapes(build):
+    # The layer's tasks are chosen by its tables' static shapes (captured variables'): a miss check
+    # (a task of its own per column kind) only for a table with fewer rows than buckets, or rows
+    # that are not static; the pooling of one-column tables only where a POOLED column may have one.
     (spec,) = fused_specs(build().serve, bridge="native")
     tables = [inp for inp in spec["inputs"] if inp["read_variable"]]
     assert sorted(inp["shape"][0] for inp in tables) == sorted(CRITEO_BUCKETS[:2]) and all(inp["shape"][1] == 4 for inp in tables)
-    assert _layer_after_rewrites(spec)["attrs"]["may_miss"] == [False, False]
-    shrunk = next(inp for inp in tables if inp["shape"][0] == CRITEO_BUCKETS[0])  # column C1's table
-    for shape in ([CRITEO_BUCKETS[0] - 1, 4], [None, 4], None):
+    assert _layer_after_rewrites(spec)["attrs"]["table_shape"] == [[b, 4] for b in CRITEO_BUCKETS[:2]]
+    changed = next(inp for inp in tables if inp["shape"][0] == CRITEO_BUCKETS[0])  # column C1's table
+    for shape, seen in (([3, 1], [3, 1]), ([None, 4], [-1, 4]), (None, [-1, -1])):
         if shape is None:
-            del shrunk["shape"]
+            del changed["shape"]
         else:
-            shrunk["shape"] = shape
-        assert _layer_after_rewrites(spec)["attrs"]["may_miss"] == [True, False]
+            changed["shape"] = shape
+        assert _layer_after_rewrites(spec)["attrs"]["table_shape"] == [seen, [CRITEO_BUCKETS[1], 4]]
 
 
-@pytest.mark.parametrize("kind, job", [(bag_layer.BAG, ("bag_miss",)), (bag_layer.POOLED, ("pooled_miss",))])
-@pytest.mark.parametrize("may_miss", [False, True, None])
-def test_the_lowering_asks_for_a_miss_check_when_a_bucket_may_miss(kind, job, may_miss, monkeypatch):
+@pytest.mark.parametrize("kind", [bag_layer.BAG, bag_layer.POOLED])
+@pytest.mark.parametrize("table_shape", [[4, 16], [3, 16], [4, 1], [-1, -1], None])
+def test_the_lowering_asks_for_the_tasks_its_tables_need(kind, table_shape, monkeypatch):
     from tf_blade.codegen.emitter import Emitter
     from tf_blade.codegen.generate import SpecNode
     from tf_blade.codegen.lowerings.string_bag_layer import StringBagLayerLowering
     monkeypatch.setattr(bag_layer, "_wanted", {})
     attrs = {"kind": [kind, bag_layer.DENSE], "num_buckets": [4, 0], "mode": [1, 0], "n_targets": [0, 0], "program": []}
-    if may_miss is not None:  # a spec from before the attr: assumed to miss
-        attrs["may_miss"] = [may_miss, False]
+    if table_shape is not None:  # else a spec from before the attr: shapes unknown
+        attrs["table_shape"] = [table_shape, [-1, -1]]
     node = SpecNode({"name": "layer", "op": "_BladeStringBagLayer", "attrs": attrs, "outputs": [[1, 2]]})
     StringBagLayerLowering().emit_fill(node, ["x"] * 8, "out", Emitter())
-    assert (job in bag_layer._wanted) == (may_miss is not False)
-    assert {("bag_miss",), ("pooled_miss",)} & set(bag_layer._wanted) <= {job}
+    rows, width = table_shape or (-1, -1)
+    may_miss, may_be_one_column = rows < 4, width in (-1, 1)
+    miss = ("bag_miss",) if kind == bag_layer.BAG else ("pooled_miss",)
+    assert {key for key in bag_layer._wanted if key[0] in ("bag_miss", "pooled_miss")} == ({miss} if may_miss else set())
+    assert (("pool_one", "float32") in bag_layer._wanted) == (kind == bag_layer.POOLED and may_be_one_column)
 
 
 @pytest.mark.parametrize("kind, symbol, message", [

@@ -9,11 +9,15 @@ from ...runtime.threads import parallel_enabled
 
 def _want_tasks(node, direct=None):
     """The library tasks a layer runs, compiled when generate ends (kernels/bag_layer.py
-    want_layer); a kind's miss check only where a bucket of that kind may miss its table (a layer
-    spec from before ``may_miss`` is assumed to)."""
+    want_layer), from its tables' static shapes (unknown in a layer spec from before
+    ``table_shape``): a kind's miss check only where a bucket of that kind may miss its table (a
+    table of fewer rows), the pooling of tables of one column only where a POOLED column may have one."""
     kinds = node.attrs["kind"]
-    misses = [kind for kind, miss in zip(kinds, node.attrs.get("may_miss", [True] * len(kinds))) if miss]
-    want_layer(node.out_dtypes[0], POOLED in kinds, direct, bag_miss=BAG in misses, pooled_miss=POOLED in misses)
+    shapes = node.attrs.get("table_shape", [[-1, -1]] * len(kinds))
+    misses = {kind for kind, buckets, (rows, _) in zip(kinds, node.attrs["num_buckets"], shapes) if rows < buckets}
+    one_column = any(kind == POOLED and width in (-1, 1) for kind, (_, width) in zip(kinds, shapes))
+    want_layer(node.out_dtypes[0], POOLED in kinds, direct, bag_miss=BAG in misses, pooled_miss=POOLED in misses,
+               pool_one=one_column)
 
 
 @lowering("_BladeStringBagLayer")
