@@ -3,7 +3,15 @@ is a scalar or has the input's shape)."""
 import numpy as np
 from numba import njit
 
-from .errors import dims_text, set_error
+from .errors import set_error
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _named_shape(x, scalar):
+    """x's shape as TF's message names it: a scalar travels as a shape-(1,) array (kernels/__init__)
+    and is named []."""
+    dims = np.array(x.shape, np.int64)
+    return dims[:0] if scalar else dims
 
 
 @njit(cache=True, nogil=True)
@@ -12,8 +20,8 @@ def clip_by_value(t, lo, hi, lo_scalar, hi_scalar, err):
     hi_ok = hi_scalar or hi.shape == t.shape
     if not (lo_ok and hi_ok):
         set_error(err, "clip_value_min and clip_value_max must be either of the same shape as input, or a scalar. input shape: ",
-                  t.shape, "clip_value_min shape: ", "[]" if lo_scalar else dims_text(lo.shape),
-                  "clip_value_max shape: ", "[]" if hi_scalar else dims_text(hi.shape))
+                  t.shape, "clip_value_min shape: ", _named_shape(lo, lo_scalar),
+                  "clip_value_max shape: ", _named_shape(hi, hi_scalar))
         return np.empty_like(t)
     flat_t = np.ascontiguousarray(t).ravel()
     flat_lo = np.ascontiguousarray(lo).ravel()

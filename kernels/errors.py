@@ -188,17 +188,6 @@ def out_of_memory(err, dims):
 
 
 @njit(cache=True, nogil=True)
-def dims_text(dims):
-    """A shape (array or tuple of ints) the way TensorFlow prints one in messages: "[2,3]"."""
-    s = "["
-    for i in range(len(dims)):
-        if i > 0:
-            s += ","
-        s += int_text(dims[i])
-    return s + "]"
-
-
-@njit(cache=True, nogil=True)
 def int_text(v):
     """str() of an integer. Numba's own str() fails (MemoryError) on a type's most negative value."""
     if v >= 0:

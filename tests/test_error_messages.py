@@ -59,3 +59,18 @@ def test_a_part_it_cannot_write_is_a_typing_error(value):
 
     with pytest.raises(TypingError, match="strings, integers and shapes"):
         with_part(new_error_buffer(), value)
+
+
+@pytest.mark.parametrize("lo_shape, hi_shape", [((3, 2), ()), ((), (2,)), ((2, 2), (3, 1))])
+def test_shape_parts_give_tfs_message(lo_shape, hi_shape):
+    # ClipByValue names a scalar bound's shape [] although the kernel gets it as a shape-(1,) array
+    import tensorflow as tf
+
+    from tf_blade.kernels.clip import clip_by_value
+    t = np.zeros((2, 3), np.float32)
+    lo, hi = np.zeros(lo_shape or (1,), np.float32), np.ones(hi_shape or (1,), np.float32)
+    with pytest.raises(tf.errors.InvalidArgumentError) as tf_error:
+        tf.raw_ops.ClipByValue(t=t, clip_value_min=lo.reshape(lo_shape), clip_value_max=hi.reshape(hi_shape))
+    err = new_error_buffer()
+    clip_by_value(t, lo, hi, lo_shape == (), hi_shape == (), err)
+    assert error_text(err) and error_text(err) in tf_error.value.message
