@@ -600,13 +600,13 @@ _JOB_ORDER = ("plan", "pool", "pool_one", "direct", "pooled_miss", "bag_miss", "
 def want_layer(dtype: str, pooled: bool = False, direct=None, bag_miss: bool = True, pooled_miss: bool = True,
                pool_one: bool = True):
     """Adds the tasks a layer of ``dtype`` runs to those ``compile_wanted`` compiles next: plan (one
-    for every dtype) and blocks (other dtypes fill on one thread, in a loop of their own, and call
-    pool_rows themselves), the pool tasks when the layer has POOLED columns (with ``pool_one`` the
-    one for tables of one column: were it needed uncompiled, the layer would fail saying so), plan's checks of
-    buckets that miss a table, of bags with ``bag_miss`` and of POOLED columns with ``pooled_miss``
-    (plan calls one only for a table with fewer rows than buckets; were it called uncompiled, the
-    layer would fail saying so), and with ``direct`` (None, or whether the
-    spec has a row sum) the direct cfunc, for a dtype of DIRECT_DTYPES. The code generator
+    for every dtype) and blocks (other dtypes fill on one thread, in a loop of their own, and pool
+    linked); the pool task when the layer has POOLED columns, and with ``pool_one`` the one for
+    tables of one column; plan's checks of buckets that miss a table (run only for a table with
+    fewer rows than buckets), of bags with ``bag_miss`` and of POOLED columns with ``pooled_miss``;
+    and with ``direct`` (None, or whether the spec has a row sum) the direct cfunc, for a dtype of
+    DIRECT_DTYPES. A task left out but needed makes the layer fail saying it is not compiled, never
+    read past a table. The code generator
     compiles a cluster's tasks together, so that a cold start compiles two at a time
     (``compile_tasks``). Jobs are keyed (kind, details...), kinds from _JOB_ORDER."""
     void_task = types.void(types.voidptr, types.voidptr)

@@ -2,11 +2,11 @@
 
 Numba compiles a library kernel at its first use and keeps the machine code in its disk cache
 (keyed by the kernel's types and this machine's CPU, so it cannot ship in the wheel). The first
-model optimized on a machine pays for the library: ~7 s for the 26-column criteo-fc on our
-2-core machine, a child process compiling some of it beside the first (docs/architecture.md). A model after that compiles only its own generated code and
-the library kernels it is the first to use: ~0.6 s for a layer of hashed string columns like
-criteo-fc's or keras-prep's; ~9.4 s for wide & deep after criteo-fc (mostly the library kernels
-criteo-fc does not use). Run this
+model optimized on a machine pays for the library: ~5 s for the 26-column criteo-fc on our
+2-core machine, a child process compiling some of it beside the first (docs/architecture.md). A
+model after that compiles only its own generated code and the library kernels it is the first to
+use: ~0.5 s for a layer of hashed string columns like criteo-fc's or keras-prep's; ~8 s for wide &
+deep after criteo-fc (mostly the library kernels criteo-fc does not use). Run this
 where the library cache should be filled before serving starts, e.g. while building a serving
 image (with ``NUMBA_CACHE_DIR`` and ``TF_BLADE_CACHE_DIR`` pointing where the image keeps them).
 
