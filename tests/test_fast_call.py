@@ -248,3 +248,24 @@ def test_when_the_op_fails_where_the_function_does_not_the_function_runs_from_th
     for _ in range(2):
         np.testing.assert_array_equal(fn(*batch.values())["features"].numpy(), expected)
     assert executed[0] == "NoSuchOp" and len(executed) == 3 and all(n.startswith("__inference") for n in executed[1:])
+
+
+def test_the_eager_op_goes_without_its_spec_and_compiles_from_the_registered_one(batch, executed):
+    from tf_blade.runtime import native
+    module = criteo_feature_model(COLUMNS, dim=5)  # a spec no other test compiled: its first call compiles
+    fn = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
+    attrs = fn._tf_blade_run.attrs
+    assert dict(zip(attrs[::2], attrs[1::2]))["cluster"] == b""
+    expected = module.serve(*batch.values())["features"].numpy()
+    fallbacks = native.load().fallback_count()
+    executed.clear()
+    np.testing.assert_array_equal(fn(*batch.values())["features"].numpy(), expected)
+    assert executed == ["BladeFusedCall"] and native.load().fallback_count() == fallbacks
+
+
+def test_an_op_without_its_spec_fails_saying_so_when_none_was_registered():
+    from tensorflow.python.eager import context, execute
+    attrs = ("Tin", [tf.string.as_datatype_enum], "Tout", [tf.float32.as_datatype_enum], "out_ranks", [2],
+             "cluster", b"", "cluster_key", b"never-registered", "fallback", [], "fallback_inputs", 0)
+    with pytest.raises(tf.errors.FailedPreconditionError, match="cluster never-registered came without its spec"):
+        execute.execute("BladeFusedCall", num_outputs=1, inputs=[tf.constant([["a"]])], attrs=attrs, ctx=context.context())

@@ -51,13 +51,18 @@ typedef uint64_t (*CompileFn)(const char* spec, int64_t spec_len, int64_t n_in,
 typedef int64_t (*EntryFn)(int64_t* in_ptrs, int64_t* in_shapes,
                            void* call_ctx, void* alloc_fn, char* errbuf);
 
-std::mutex g_map_mu;      // guards g_entries and g_broken (cheap, held only for lookups)
+std::mutex g_map_mu;      // guards the maps below (cheap, held only for lookups)
 std::mutex g_compile_mu;  // serialises compiles (held across the callback)
 std::unordered_map<std::string, uint64_t> g_entries;
 // Dispatch keys that run their fallback: the kernel failed to compile or broke the contract.
 std::unordered_map<std::string, std::string> g_broken;
 // Dispatch keys whose first successful run was (or is being) checked against the fallback.
 std::unordered_set<std::string> g_validated;
+// Cluster specs by cluster key (guarded by g_map_mu), for ops whose `cluster` attr is empty:
+// the fast call (tf_blade/fast_call.py) runs a one-op function's BladeFusedCall eagerly, and TF
+// copies, serializes and hashes every attr of an eager op on every call: criteo-fc's spec text
+// (171 KB) was a quarter of its call at batch 1. Such an op compiles from the text put here.
+std::unordered_map<std::string, std::string> g_cluster_specs;
 CompileFn g_compile_cb = nullptr;  // written under g_compile_mu
 int64_t g_compile_count = 0;       // written under g_compile_mu
 
@@ -267,6 +272,11 @@ void blade_set_compile_callback(void* cb) {
 }
 
 void* blade_alloc_address() { return reinterpret_cast<void*>(&blade_alloc); }
+
+void blade_register_cluster(const char* key, int64_t key_len, const char* spec, int64_t spec_len) {
+  std::lock_guard<std::mutex> l(g_map_mu);
+  g_cluster_specs[std::string(key, key_len)] = std::string(spec, spec_len);
+}
 
 int64_t blade_cache_size() {
   std::lock_guard<std::mutex> l(g_map_mu);
@@ -539,9 +549,20 @@ class BladeFusedCallOp : public OpKernel {
       return absl::FailedPreconditionError(
           "tf_blade: no compile callback registered; import tf_blade before "
           "running a graph containing BladeFusedCall");
+    std::string registered;  // the spec of an op that came without it
+    if (cluster_.empty()) {
+      std::lock_guard<std::mutex> l(g_map_mu);
+      auto it = g_cluster_specs.find(cluster_key_);
+      if (it == g_cluster_specs.end())
+        return absl::FailedPreconditionError(absl::StrCat(
+            "tf_blade: cluster ", cluster_key_,
+            " came without its spec (an empty `cluster` attr) and none was registered in this process"));
+      registered = it->second;
+    }
+    const std::string& spec = cluster_.empty() ? registered : cluster_;
     char err[kErrLen];
     std::memset(err, 0, sizeof(err));
-    const uint64_t addr = g_compile_cb(cluster_.data(), cluster_.size(), dtypes.size(),
+    const uint64_t addr = g_compile_cb(spec.data(), spec.size(), dtypes.size(),
                                        dtypes.data(), ranks.data(), err, kErrLen);
     err[kErrLen - 1] = 0;
     if (addr == 0)  // not cached: a later call retries

@@ -85,6 +85,8 @@ class NativeBridge:
         lib.blade_fallback_count.restype = ctypes.c_int64
         lib.blade_crowded_count.restype = ctypes.c_int64
         lib.blade_parallel_for_address.restype = ctypes.c_void_p
+        lib.blade_register_cluster.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.c_char_p, ctypes.c_int64]
+        lib.blade_register_cluster.restype = None
         self._lib = lib
         self.alloc_address = lib.blade_alloc_address()
         from ..kernels.parallel import install_runner
@@ -110,6 +112,11 @@ class NativeBridge:
         cb = _COMPILE_CB_TYPE(thunk)
         self._cb = cb
         self._lib.blade_set_compile_callback(ctypes.cast(cb, ctypes.c_void_p))
+
+    def register_cluster(self, key: bytes, spec: bytes):
+        """Gives the spec of cluster ``key`` to BladeFusedCall ops of this process whose
+        ``cluster`` attr is empty (the fast call's eager op: tf_blade/fast_call.py)."""
+        self._lib.blade_register_cluster(key, len(key), spec, len(spec))
 
     def compile_count(self):
         return self._lib.blade_compile_count()
