@@ -322,23 +322,21 @@ def _fill_here_impl(args, blocks):
     # Through the task of the dtype, not a loop over _fill_block: linked, the block code (hash_rows,
     # reduce_runs, pool_rows) was optimized and emitted again in fill_wide and in every caller of
     # fill_wide (the direct cfunc, each model's layer parts).
-    for name, args_type in _ARGS.items():
-        if args == args_type:
-            read = _ADDRESS[name]
+    read = _task_reader(args, _ARGS, _ADDRESS)
+    if read is None:  # a dtype without a task
+        def loop(args, blocks):
+            for b in range(blocks):
+                _fill_block(b, args)
+            return True
+        return loop
 
-            def through_task(args, blocks):
-                address = read()
-                if address == 0:
-                    return False
-                run_blocks_here(address, blocks, args)
-                return True
-            return through_task
-
-    def loop(args, blocks):  # a dtype without a task
-        for b in range(blocks):
-            _fill_block(b, args)
+    def through_task(args, blocks):
+        address = read()
+        if address == 0:
+            return False
+        run_blocks_here(address, blocks, args)
         return True
-    return loop
+    return through_task
 
 
 # The blocks task of each dtype: a cfunc over fill_rows' argument tuple.
@@ -369,6 +367,16 @@ def _blocks_float64(arg, begin, end):
 
 _TASKS = {"float32": _blocks_float32, "float64": _blocks_float64}
 _compiled = {}
+
+
+def _task_reader(given, args_types, addresses):
+    """For an overload: the cell reader of the per-dtype task whose argument tuple type is
+    ``given`` (``args_types`` and ``addresses`` by dtype name), or None when no dtype's is, for the
+    overload's linked version."""
+    for name, args_type in args_types.items():
+        if given == args_type:
+            return addresses[name]
+    return None
 
 
 # plan_rows as one task for every dtype (it reads the tables' shapes only), for callers to reach
@@ -494,20 +502,17 @@ def pool_one_by_address(table, ids, mean, out, column, first_row):
 
 @overload(pool_one_by_address)
 def _pool_one_by_address_impl(table, ids, mean, out, column, first_row):
-    given = types.Tuple((table, ids, mean, out, column, first_row))
-    for name, args_type in _POOL_ONE_ARGS.items():
-        if given == args_type:
-            read = _POOL_ONE_ADDRESS[name]
+    read = _task_reader(types.Tuple((table, ids, mean, out, column, first_row)), _POOL_ONE_ARGS, _POOL_ONE_ADDRESS)
+    if read is None:
+        def linked(table, ids, mean, out, column, first_row):
+            pool_one_column(table, ids, mean, out, column, first_row)
+            return True
+        return linked
 
-            def through_task(table, ids, mean, out, column, first_row):
-                address = read()
-                return address != 0 and _call_done_task(address, (table, ids, mean, out, column, first_row))
-            return through_task
-
-    def linked(table, ids, mean, out, column, first_row):
-        pool_one_column(table, ids, mean, out, column, first_row)
-        return True
-    return linked
+    def through_task(table, ids, mean, out, column, first_row):
+        address = read()
+        return address != 0 and _call_done_task(address, (table, ids, mean, out, column, first_row))
+    return through_task
 
 
 def pool_by_address(args, c, r0, ids):
@@ -517,16 +522,14 @@ def pool_by_address(args, c, r0, ids):
 
 @overload(pool_by_address)
 def _pool_by_address_impl(args, c, r0, ids):
-    given = types.Tuple((args, c, r0, ids))
-    for name, args_type in _POOL_ARGS.items():
-        if given == args_type:
-            read = _POOL_ADDRESS[name]
+    read = _task_reader(types.Tuple((args, c, r0, ids)), _POOL_ARGS, _POOL_ADDRESS)
+    if read is None:
+        return lambda args, c, r0, ids: _pool_block(args, c, r0, ids)
 
-            def through_task(args, c, r0, ids):
-                address = read()
-                return address != 0 and _call_done_task(address, (args, c, r0, ids))
-            return through_task
-    return lambda args, c, r0, ids: _pool_block(args, c, r0, ids)
+    def through_task(args, c, r0, ids):
+        address = read()
+        return address != 0 and _call_done_task(address, (args, c, r0, ids))
+    return through_task
 
 
 # plan's checks of columns whose buckets may miss their tables (more buckets than table rows: rare)
@@ -645,11 +648,8 @@ def _blocks_address(args):
 
 @overload(_blocks_address)
 def _blocks_address_impl(args):
-    for name, args_type in _ARGS.items():
-        if args == args_type:
-            read = _ADDRESS[name]
-            return lambda args: read()
-    return lambda args: np.int64(0)
+    read = _task_reader(args, _ARGS, _ADDRESS)
+    return (lambda args: np.int64(0)) if read is None else (lambda args: read())
 
 
 # A layer whose inputs are all the op's inputs (criteo-fc's), planned and filled by one library
