@@ -122,6 +122,23 @@ def test_fixed_dims_are_checked(monkeypatch):
     assert fn(bad) == "TF's path" and fn(x) != "TF's path"
 
 
+def test_a_parameter_of_unknown_rank_takes_any_rank(monkeypatch):
+    f = tf.function(lambda x, n: {"y": tf.strings.to_hash_bucket_fast(x, 7) + 1, "m": tf.reduce_sum(n)},
+                    input_signature=[tf.TensorSpec([None, 2], tf.string), tf.TensorSpec(None, tf.int64)])
+    fn = tf_blade.optimize(f, bridge="native").signatures["serving_default"]
+    assert isinstance(fn, FastCall)
+    x = tf.constant([[b"a", b""]])
+    expected = f(x, tf.constant([[3]], tf.int64))
+    monkeypatch.setattr(ConcreteFunction, "_call_impl", lambda self, args, kwargs: "TF's path")
+    for n in (tf.constant(3, tf.int64), tf.constant([[3]], tf.int64)):
+        got = fn(x, n)
+        np.testing.assert_array_equal(got["y"].numpy(), expected["y"].numpy())
+        assert got["m"].numpy() == 3
+    assert fn(tf.constant([b"a", b""]), tf.constant(3, tf.int64)) == "TF's path"  # a rank the signature refuses
+    assert fn(x, tf.constant(3, tf.int32)) == "TF's path"  # a dtype it refuses
+    assert fn(x, 3) == "TF's path"  # not a tensor
+
+
 def test_blade_function_reuses_its_choice_for_seen_types(model, batch, monkeypatch):
     module, _ = model
     layer = module.layer

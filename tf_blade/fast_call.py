@@ -177,8 +177,10 @@ def with_fast_call(cf: ConcreteFunction) -> ConcreteFunction:
 
 def _tensor_params(cf):
     """(leading positional parameters, [(name, dtype enum, rank or None, ((axis, size) of its
-    known dims))] of ``cf``'s parameters), or None unless every one is a required TensorSpec,
-    positional-or-keyword or (after those) keyword-only."""
+    known dims))] of ``cf``'s parameters, their checks as ``_matching_tensors`` makes them: (dtype
+    enums, positions of ranked parameters or None for all, their ranks, [(position, known dims)])),
+    or None unless every one is a required TensorSpec, positional-or-keyword or (after those)
+    keyword-only."""
     function_type = cf.function_type
     if function_type is None:
         return None
@@ -194,13 +196,16 @@ def _tensor_params(cf):
         rank = spec.shape.rank
         known = () if rank is None else tuple((a, d) for a, d in enumerate(spec.shape.as_list()) if d is not None)
         params.append((p.name, spec.dtype.as_datatype_enum, rank, known))
-    return positional, params
+    ranked = [k for k, p in enumerate(params) if p[2] is not None]
+    checks = ([p[1] for p in params], None if len(ranked) == len(params) else ranked, [params[k][2] for k in ranked],
+              [(k, params[k][3]) for k in ranked if params[k][3]])
+    return positional, params, checks
 
 
 def _matching_tensors(signature, args, kwargs):
     """The arguments in parameter order when all are eager tensors that TF's binding would pass
     through unchanged; else None."""
-    positional, params = signature
+    positional, params, (dtypes, ranked, ranks, known) = signature
     if len(args) + len(kwargs) != len(params) or len(args) > positional or not context.executing_eagerly():
         return None
     flat = list(args)
@@ -210,17 +215,24 @@ def _matching_tensors(signature, args, kwargs):
             if value is None:
                 return None
             flat.append(value)
-    for value, (_, dtype, rank, known) in zip(flat, params):
-        if not isinstance(value, EagerTensor) or value._datatype_enum() != dtype:
+    # A list at a time, through EagerTensor's own methods (which refuse anything else with a
+    # TypeError): a loop over criteo-fc's 26 arguments took 11 us of a ~150 us call, this 2.5 us.
+    try:
+        if list(map(_DTYPE_ENUM, flat)) != dtypes:
             return None
-        if rank is not None:
-            shape = value._shape_tuple()
-            if len(shape) != rank:
+        if list(map(_RANK, flat if ranked is None else [flat[k] for k in ranked])) != ranks:
+            return None
+    except TypeError:
+        return None
+    for k, dims in known:
+        shape = flat[k]._shape_tuple()
+        for axis, size in dims:
+            if shape[axis] != size:
                 return None
-            for axis, size in known:
-                if shape[axis] != size:
-                    return None
     return flat
+
+
+_DTYPE_ENUM, _RANK = EagerTensor._datatype_enum, EagerTensor._rank
 
 
 def eager_types(args):
