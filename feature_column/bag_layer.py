@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Tuple
 
+from ..codegen.parts import ref_meta
 from ..kernels.bag_layer import BAG, CONST, DENSE, POOLED, RUNTIME, STRINGS_DIM, TABLE_DIM
 from .pooled_gather import FUSED_OP as POOLED_OP
 from .shape_terms import BAG_SHAPE_OP, terms
@@ -100,6 +101,25 @@ def _pooled(spec, ref):
     return pooled, hashing, names + id_names + [pooled["name"], hashing["name"]], refs + id_refs + [ref, ids]
 
 
+def _reshaped_input(spec, ref):
+    """(value, Reshape target, names of the nodes, refs passed along) when ``ref`` is a numeric
+    column as DenseFeatures writes it, a rank-2 input of the op reshaped to [its rows, a constant
+    or its width] behind Identities; else None. The layer reads the input as the column and
+    checks the Reshape in its plan (shape program): where it succeeds on rows, it is the input
+    itself. Left to a part of its own, each such column was a task call a layer call, and wide &
+    deep's numeric part ~4 s of a new model's optimize. A value the op makes keeps its Reshape:
+    it is where the value's part ends and the layer's begins (the layer reads it from a slot)."""
+    reshape, ref, refs, names = _behind_identities(spec, ref)
+    if reshape is None or reshape["op"] != "Reshape" or not reshape["inputs"][0].startswith("in:"):
+        return None
+    value, target = reshape["inputs"]
+    dims = terms(spec, target)
+    if ref_meta(spec, value)[1] != 2 or dims is None or len(dims) != 2 or dims[0] != ("dim", value, 0) \
+            or not (dims[1][0] == "c" or dims[1] == ("dim", value, 1)):
+        return None
+    return value, target, names + [reshape["name"]], refs + [ref]
+
+
 def _table_shape(spec, table):
     """[rows, width] of a column's table where static (a captured variable's shape), -1 where not."""
     ref = through_identity(spec, table)
@@ -112,7 +132,8 @@ def _table_shape(spec, table):
 def _layer_match(spec, node, readers):
     """Columns in concat order: a string bag chain read by nothing else is a BAG column, a
     pooled embedding of hashed strings read by nothing else a POOLED one; any other input (a
-    numeric column) a DENSE one, copied into place. At least two string columns."""
+    numeric column) a DENSE one, copied into place, its DenseFeatures Reshape checked by the
+    plan (``_reshaped_input``). At least two string columns."""
     if node["op"] != "ConcatV2" or node["outputs"][0][1] != 2:
         return None
     if const_values(spec, node["inputs"][-1]) not in ([1], [-1]):
@@ -125,8 +146,20 @@ def _layer_match(spec, node, readers):
     # table_shape: a column's table's static [rows, width] (-1 where not), which decides the tasks
     # its lowering compiles (string_bag_layer.py)
     attrs = {"kind": [], "num_buckets": [], "mode": [], "n_targets": [], "table_shape": []}
-    for ref, chain in zip(node["inputs"][:-1], chains):
-        if chain is None:
+    numerics = [_reshaped_input(spec, ref) if chain is None else None for ref, chain in zip(node["inputs"][:-1], chains)]
+    numerics = [n if n is not None and all(readers[r] == 1 for r in n[3]) else None for n in numerics]
+    if any(c is None and n is None for c, n in zip(chains, numerics)):
+        # A column the op makes: its chain's part must stay apart from the layer's, or the layer,
+        # read by one such part only, would join it (parts.decompose) and lose the direct call.
+        numerics = [None] * len(chains)
+    for ref, chain, numeric in zip(node["inputs"][:-1], chains, numerics):
+        if numeric is not None:
+            value, target, names, _ = numeric
+            program += _program(spec, target, None, value, runtime)
+            columns.append(value)
+            absorbed += names
+            values = (DENSE, 0, 0, 1, [-1, -1])
+        elif chain is None:
             columns.append(ref)
             values = (DENSE, 0, 0, 0, [-1, -1])
         elif chain[0]["op"] == POOLED_OP:

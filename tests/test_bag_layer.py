@@ -81,25 +81,82 @@ def test_a_new_model_of_a_direct_layer_compiles_its_entry_alone(tmp_path):
     assert 0 < compiles() <= 5
 
 
-def test_native_entry_gives_the_library_call_the_columns_the_op_computed():
-    # wide & deep's layer reads numeric columns made inside the op: the entry runs the steps that
-    # make them and hands their buffers to the same library call, in slots after the op's inputs.
+def test_native_entry_reads_wide_and_deeps_numeric_inputs_in_place():
+    # wide & deep's numeric columns are inputs of the op (their log1p is TF's): both layers read
+    # every input in place (the numeric columns' DenseFeatures Reshapes checked by the plan), the
+    # wide logit (the Sum of the wide layer's rows) is the library's too, and the entry runs no
+    # steps: no template part of either layer, no numeric column's part, no arrays of the inputs.
     from tf_blade.codegen.generate import generate
     spec = _spec(criteo_wdl_model(3, 2, dim=4, hidden=(8,)))
     source, templates = generate(spec)
     entry = source[source.index("def entry("):]
-    assert "run_direct(" in entry and entry.count("value_slot(") == 2 and "outs = " in entry
+    assert entry.count("run_direct(") == 2 and "value_slot(" not in entry and ".run_task(" not in entry
+    assert "outs = " not in entry and "carray(ptr_from_int(in_ptrs" not in entry and "np.arange(" not in entry
     assert ".plan(" not in entry and ".fill_into(" not in entry and "pieces(" not in source
-    # The wide logit (the Sum of the wide layer's rows) is the library's too: no template part
-    # of that layer runs in the entry, only the numeric columns' views do.
-    assert entry.count("run_direct(") == 2
-    layer_parts = [name for name, src in templates.items() if "plan_by_address" in src]
-    assert len(layer_parts) == 2 and not any(f"{name}.run_task(" in entry for name in layer_parts)
-    # Only the library reads the string inputs: the entry makes no arrays of them (their ids
-    # were an allocation a call), only of the numeric inputs its steps read.
-    assert "np.arange(" not in entry and entry.count("a0 = carray(") == 1
-    # The entry's parts compile at import; the layer parts only the NumPy bridge's body runs do not.
-    assert _compiled_at_import(source) and not set(_compiled_at_import(source)) & set(layer_parts)
+    assert len([name for name, src in templates.items() if "plan_by_address" in src]) == 2
+
+
+def _numeric_layer(normalizer=None, n1_dims=(None, 3)):
+    """DenseFeatures over numeric n0 ([rows, 1], ``normalizer``), n1 (shape (3,), fed as
+    ``n1_dims``) and three hashed string columns: (serve, its inputs' names in call order)."""
+    import tf_keras
+    fc = tf.feature_column
+    strings = ["s0", "s1", "s2"]
+    columns = [fc.numeric_column("n0", normalizer_fn=normalizer), fc.numeric_column("n1", shape=(3,))] + [
+        fc.embedding_column(fc.categorical_column_with_hash_bucket(s, 50 + 10 * i), 4) for i, s in enumerate(strings)]
+    layer = tf_keras.layers.DenseFeatures(columns)
+    signature = {"n0": tf.TensorSpec([None, 1], tf.float32), "n1": tf.TensorSpec(list(n1_dims), tf.float32),
+                 **{s: tf.TensorSpec([None, None], tf.string) for s in strings}}
+    return tf.function(lambda features: layer(features), input_signature=[signature]), strings
+
+
+def _numeric_features(rng, strings, rows, n1_width=3):
+    batch = synthetic_batch(rows, 3, seed=int(rng.integers(1 << 30)))
+    return {"n0": tf.constant(rng.standard_normal((rows, 1)).astype(np.float32)),
+            "n1": tf.constant(rng.standard_normal((rows, n1_width)).astype(np.float32)),
+            **{s: tf.constant(batch[c]) for s, c in zip(strings, column_names(3))}}
+
+
+def test_native_entry_gives_the_library_call_the_columns_the_op_computed(rng):
+    # A numeric column the op makes (n0's normalizer runs in the op) keeps its Reshape in a part
+    # of its own, and so does every other numeric column of that layer: the entry runs those
+    # parts and hands their buffers to the library call, in slots after the op's inputs.
+    from tf_blade.codegen.generate import generate
+    serve, strings = _numeric_layer(normalizer=lambda x: x * 2.0)
+    (spec,) = fused_specs(serve, bridge="native")
+    source, _ = generate(spec)
+    entry = source[source.index("def entry("):]
+    assert entry.count("run_direct(") == 1 and entry.count("value_slot(") == 2 and "outs = " in entry
+    assert "np.arange(" not in entry
+    stock = serve.get_concrete_function()
+    optimized = tf_blade.optimize(serve, bridge="native").signatures["serving_default"]
+    for rows in (0, 300):
+        tensors = _numeric_features(rng, strings, rows)
+        np.testing.assert_array_equal(optimized(*(tensors[k] for k in sorted(tensors))).numpy(), stock(tensors).numpy())
+
+
+def test_a_numeric_inputs_reshape_is_checked_as_tf_checks_it(rng):
+    # n1 fed as [rows, any width]: DenseFeatures reshapes it to [rows, 3], which the layer's plan
+    # checks in place of the Reshape it absorbed. Of rows, only width 3 passes; no rows pass as
+    # any width does in TF, and the layer is as wide as the reshape makes it.
+    serve, strings = _numeric_layer(n1_dims=(None, None))
+    stock = serve.get_concrete_function()
+    optimized = tf_blade.optimize(serve, bridge="native").signatures["serving_default"]
+    (spec,) = fused_specs(serve, bridge="native")
+    for rewrite in SPEC_REWRITES:
+        spec, _ = rewrite(spec)
+    (layer_node,) = [n for n in spec["nodes"] if n["op"] == "_BladeStringBagLayer"]
+    assert layer_node["attrs"]["n_targets"][:2] == [1, 1] and not any(n["op"] == "Reshape" for n in spec["nodes"])
+    for rows, width in ((0, 2), (4, 3)):
+        tensors = _numeric_features(rng, strings, rows, width)
+        np.testing.assert_array_equal(optimized(*(tensors[k] for k in sorted(tensors))).numpy(), stock(tensors).numpy())
+    tensors = _numeric_features(rng, strings, 4, 2)
+    messages = []
+    for call in (lambda: stock(tensors), lambda: optimized(*(tensors[k] for k in sorted(tensors)))):
+        with pytest.raises(tf.errors.InvalidArgumentError) as e:
+            call()
+        messages.append(re.findall(r"Input to reshape is [^\n]*", e.value.message)[:1])
+    assert messages[0] == messages[1] == ["Input to reshape is a tensor with 8 values, but the requested shape has 12"]
 
 
 def _compiled_at_import(source):
