@@ -101,16 +101,16 @@ def _pooled(spec, ref):
     return pooled, hashing, names + id_names + [pooled["name"], hashing["name"]], refs + id_refs + [ref, ids]
 
 
-def _reshaped_input(spec, ref):
+def _reshaped_value(spec, ref):
     """(value, Reshape target, names of the nodes, refs passed along) when ``ref`` is a numeric
-    column as DenseFeatures writes it, a rank-2 input of the op reshaped to [its rows, a constant
-    or its width] behind Identities; else None. The layer reads the input as the column and
-    checks the Reshape in its plan (shape program): where it succeeds on rows, it is the input
-    itself. Left to a part of its own, each such column was a task call a layer call, and wide &
-    deep's numeric part ~4 s of a new model's optimize. A value the op makes keeps its Reshape:
-    it is where the value's part ends and the layer's begins (the layer reads it from a slot)."""
+    column as DenseFeatures writes it, a rank-2 value reshaped to [its rows, a constant or its
+    width] behind Identities; else None. The layer reads the value as the column (an input of
+    the op in place, a value the op makes from a slot) and checks the Reshape in its plan (shape
+    program): where it succeeds on rows, it is the value itself. Left to a part of its own, each
+    such column was a task call a layer call, and wide & deep's numeric part ~4 s of a new
+    model's optimize."""
     reshape, ref, refs, names = _behind_identities(spec, ref)
-    if reshape is None or reshape["op"] != "Reshape" or not reshape["inputs"][0].startswith("in:"):
+    if reshape is None or reshape["op"] != "Reshape":
         return None
     value, target = reshape["inputs"]
     dims = terms(spec, target)
@@ -133,7 +133,7 @@ def _layer_match(spec, node, readers):
     """Columns in concat order: a string bag chain read by nothing else is a BAG column, a
     pooled embedding of hashed strings read by nothing else a POOLED one; any other input (a
     numeric column) a DENSE one, copied into place, its DenseFeatures Reshape checked by the
-    plan (``_reshaped_input``). At least two string columns."""
+    plan (``_reshaped_value``). At least two string columns."""
     if node["op"] != "ConcatV2" or node["outputs"][0][1] != 2:
         return None
     if const_values(spec, node["inputs"][-1]) not in ([1], [-1]):
@@ -146,12 +146,8 @@ def _layer_match(spec, node, readers):
     # table_shape: a column's table's static [rows, width] (-1 where not), which decides the tasks
     # its lowering compiles (string_bag_layer.py)
     attrs = {"kind": [], "num_buckets": [], "mode": [], "n_targets": [], "table_shape": []}
-    numerics = [_reshaped_input(spec, ref) if chain is None else None for ref, chain in zip(node["inputs"][:-1], chains)]
+    numerics = [_reshaped_value(spec, ref) if chain is None else None for ref, chain in zip(node["inputs"][:-1], chains)]
     numerics = [n if n is not None and all(readers[r] == 1 for r in n[3]) else None for n in numerics]
-    if any(c is None and n is None for c, n in zip(chains, numerics)):
-        # A column the op makes: its chain's part must stay apart from the layer's, or the layer,
-        # read by one such part only, would join it (parts.decompose) and lose the direct call.
-        numerics = [None] * len(chains)
     for ref, chain, numeric in zip(node["inputs"][:-1], chains, numerics):
         if numeric is not None:
             value, target, names, _ = numeric

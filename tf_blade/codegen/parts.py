@@ -4,7 +4,10 @@ A 26-column feature layer is 26 copies of one column chain joined by a ConcatV2.
 one function makes Numba and LLVM chew through every copy (minutes); compiling one column
 template and calling it 26 times takes seconds. A node joins the part of its producers unless it
 *joins* independent streams (its producers read disjoint or incomparable sets of cluster
-inputs, like the final concat); such a node starts a part of its own.
+inputs, like the final concat); such a node starts a part of its own. So does a writer (a
+lowering with ``emit_plan``: the feature layer), whatever feeds it: alone in its part, the native
+entry has the library compute it or fills TF's output with it (generate.py); joined to the one
+part that made a numeric column of it, it ran as a template part.
 
 A part of more than MAX_PART_NODES nodes is cut into runs of that many, in its order. Numba's
 typing and LLVM grow faster than linearly with a function's size: the 521 shape and index ops of
@@ -18,7 +21,7 @@ import hashlib
 import json
 from typing import Dict, List
 
-from .registry import EFFECT_OPS
+from .registry import EFFECT_OPS, LOWERINGS
 
 MAX_PART_NODES = 40
 
@@ -61,7 +64,7 @@ def decompose(spec) -> List[Part]:
         sets = [reads[p] for p in producers]
         mine = frozenset(int(r[3:]) for r in node["inputs"] if r.startswith("in:")).union(*sets)
         reads.append(mine if node["op"] != "Const" else frozenset())
-        joins = len(set(sets)) >= 2 and frozenset().union(*sets) not in sets
+        joins = len(set(sets)) >= 2 and frozenset().union(*sets) not in sets or _writer(node["op"])
         if node["op"] != "Const" and not joins:
             for p in producers:
                 parent[find(p)] = find(k)
@@ -74,6 +77,10 @@ def decompose(spec) -> List[Part]:
     parts = [run for members in groups.values() for run in _cut(spec, _make_part(spec, members, after), after)]
     whole = _make_part(spec, [k for k in range(len(nodes)) if nodes[k]["op"] != "Const"], after)
     return _topological(parts) or _topological(_cut(spec, whole, after)) or [whole]
+
+
+def _writer(op: str) -> bool:
+    return hasattr(LOWERINGS.get(op), "emit_plan")
 
 
 def _cut(spec, part: Part, after_edges) -> List[Part]:
