@@ -525,37 +525,19 @@ def test_fill_without_its_compiled_task_fails_instead_of_leaving_output_unwritte
 
 
 @pytest.mark.parametrize("wide", [False, True])
-def test_pooled_fill_without_its_pool_task_fails_instead_of_leaving_output_unwritten(wide):
-    # POOLED columns pool through a task of their own, compiled only for layers that have one.
+@pytest.mark.parametrize("width, symbols", [(2, "_POOL_SYMBOLS"), (1, "_POOL_ONE_SYMBOLS")])
+def test_pooled_fill_without_its_task_fails_instead_of_leaving_output_unwritten(wide, width, symbols):
+    # POOLED columns pool through a task of their own, compiled only for layers that have one, and
+    # a table of one column (kernels/reduce.py's order) through another, compiled only for layers
+    # whose tables may have one column: without its task the fill fails, saying so.
     from tf_blade.kernels.parallel import task_cell
     ids, raw = List([np.arange(4)]), List([tstrings_from_bytes([b"a", b"b", b"", b"c"])])
-    tabs, kinds = List([np.arange(8, dtype=np.float32).reshape(4, 2)]), np.full(1, bag_layer.POOLED, np.int64)
-    zero, layout = np.zeros(1, np.int64), np.array([[2, 2, 2, 2, 0]], np.int64)  # 2 rows of 2 strings
-    out, err = np.full((2, 2), np.nan, np.float32), new_error_buffer()
+    tabs = List([np.arange(4 * width, dtype=np.float32).reshape(4, width)])
+    kinds, zero = np.full(1, bag_layer.POOLED, np.int64), np.zeros(1, np.int64)
+    layout = np.array([[2, 2, width, width, 0]], np.int64)  # 2 rows of 2 strings
+    out, err = np.full((2, width), np.nan, np.float32), new_error_buffer()
     bag_layer.compile_layer("float32", pooled=True)
-    cell = task_cell(bag_layer._POOL_SYMBOLS["float32"])
-    address, cell.value = cell.value, 0
-    try:
-        bag_layer.fill_wide(ids, raw, tabs, kinds, np.full(1, 4, np.int64), zero, layout, out, wide, err)
-    finally:
-        cell.value = address
-    assert error_text(err) == "tf_blade: the feature layer's kernel is not compiled"
-    err = new_error_buffer()
-    bag_layer.fill_wide(ids, raw, tabs, kinds, np.full(1, 4, np.int64), zero, layout, out, wide, err)
-    assert err[0] == 0 and not np.isnan(out).any(), error_text(err)
-
-
-@pytest.mark.parametrize("wide", [False, True])
-def test_pooled_fill_of_a_one_column_table_without_its_task_fails(wide):
-    # A table of one column pools through a task of its own (kernels/reduce.py's order), compiled
-    # only for layers whose tables may have one column: without it the fill fails, saying so.
-    from tf_blade.kernels.parallel import task_cell
-    ids, raw = List([np.arange(4)]), List([tstrings_from_bytes([b"a", b"b", b"", b"c"])])
-    tabs, kinds = List([np.arange(4, dtype=np.float32).reshape(4, 1)]), np.full(1, bag_layer.POOLED, np.int64)
-    zero, layout = np.zeros(1, np.int64), np.array([[2, 2, 1, 1, 0]], np.int64)  # 2 rows of 2 strings
-    out, err = np.full((2, 1), np.nan, np.float32), new_error_buffer()
-    bag_layer.compile_layer("float32", pooled=True)
-    cell = task_cell(bag_layer._POOL_ONE_SYMBOLS["float32"])
+    cell = task_cell(getattr(bag_layer, symbols)["float32"])
     address, cell.value = cell.value, 0
     try:
         bag_layer.fill_wide(ids, raw, tabs, kinds, np.full(1, 4, np.int64), zero, layout, out, wide, err)
