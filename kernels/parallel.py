@@ -69,6 +69,15 @@ def compile_tasks(jobs: dict) -> dict:
     return {key: compiled[key] if key in compiled else compile_task(*job) for key, job in jobs.items()}
 
 
+def compile_parts(modules) -> None:
+    """The task of each generated part module (its ``JOB``) not compiled yet, through ``compile_tasks``:
+    a cold multi-part cluster compiles two parts at a time. Each cfunc is kept in its module's
+    ``_compiled``, as the module's own ``compile_task`` keeps it."""
+    todo = {module.__name__: module for module in modules if not module._compiled}
+    for name, compiled in compile_tasks({name: module.JOB for name, module in todo.items()}).items():
+        todo[name]._compiled.append(compiled)
+
+
 def cell_reader(symbol: str):
     """An intrinsic ``read()``: the value of ``task_cell(symbol)`` now."""
     task_cell(symbol)

@@ -165,7 +165,8 @@ def test_a_numeric_inputs_reshape_is_checked_as_tf_checks_it(rng):
 
 def _compiled_at_import(source):
     """The part templates whose task a cluster module compiles when it is imported."""
-    return re.findall(r"^(tf_blade_part_\w+)\.compile_task\(\)", source, re.M)
+    return [name for names in re.findall(r"^k_parallel\.compile_parts\(\[([\w, ]*)\]\)", source, re.M)
+            for name in names.split(", ")]
 
 
 def _wide_logit_model(n_columns, keep_dims, axis):

@@ -129,3 +129,42 @@ def test_a_layer_compiled_cold_with_a_child_matches_tf(tmp_path):
     started = [run.stdout.strip().splitlines()[-1] for run in runs]
     assert started[0].startswith("CHILDREN [") and started[0] != "CHILDREN []"  # cold: a child took part
     assert started[1] == "CHILDREN []"  # warm: everything loads, no child
+
+
+def test_the_cold_parts_of_a_cluster_compile_in_the_child(monkeypatch):
+    # Two parts no earlier run compiled (each has a constant of this run's own): the generated
+    # cluster module hands both to compile_tasks; this side waits for the child before claiming,
+    # so the child compiles both, and this process loads them from the cache. They compute as TF does.
+    import numpy as np
+    import tensorflow as tf
+
+    import tf_blade
+    from tf_blade.runtime import compile_jobs
+    if not compile_jobs.enabled():
+        pytest.skip("one core: no compile child")
+    claim, start, jobs = compile_jobs.Child.claim, compile_jobs.Child.__init__, []
+
+    def claim_after_the_child(self, index):
+        if self.process is not None:
+            self.process.wait()
+        return claim(self, index)
+
+    def recording_start(self, child_jobs):
+        jobs.append(sorted(function.__module__ for _, function, _ in child_jobs))
+        start(self, child_jobs)
+
+    monkeypatch.setattr(compile_jobs.Child, "claim", claim_after_the_child)
+    monkeypatch.setattr(compile_jobs.Child, "__init__", recording_start)
+    fresh = int.from_bytes(os.urandom(4), "little") + 2
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.int64), tf.TensorSpec([None], tf.float32)])
+    def f(a, b):
+        return {"ints": (a * 3 + fresh) % 7, "floats": tf.maximum(b * 2.0, 1.0) - float(fresh)}
+
+    served = tf_blade.optimize(f, bridge="native").signatures["serving_default"]
+    assert len(jobs) == 1 and len(jobs[0]) == 2 and all(name.startswith("tf_blade_part_") for name in jobs[0])
+    assert [sys.modules[name]._compiled[0].cache_hits for name in jobs[0]] == [1, 1]  # the child's compiles
+    a, b = tf.constant([5, -4, 0, 2**62], tf.int64), tf.constant([0.25, -3.0, 7.5, np.nan], tf.float32)
+    got, want = served(a=a, b=b), f(a, b)
+    for key in want:
+        np.testing.assert_array_equal(got[key], want[key])

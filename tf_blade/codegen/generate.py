@@ -107,13 +107,14 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
     ] + ["    " + line for line in em.lines] + [
         f"    _write_result(result, ({returns}))",
         "", "",
-        "_compiled = []",
+        "JOB = (types.void(types.voidptr, types.voidptr), task, SYMBOL)",
+        "_compiled = []  # the cfunc, once compiled (here or by k_parallel.compile_parts)",
         "", "",
         "def compile_task():",
         '    """Compiles (or loads from Numba\'s cache) the task and fills its cell, once: whatever runs it',
         '    calls this first (the cluster module\'s compile_tasks)."""',
         "    if not _compiled:",
-        "        _compiled.append(k_parallel.compile_task(types.void(types.voidptr, types.voidptr), task, SYMBOL))"]
+        "        _compiled.append(k_parallel.compile_task(*JOB))"]
     writer = _writer(spec, part, lowerings)
     if writer is not None:  # the same op in two halves (see _deferred_outputs)
         raw = spec["nodes"][writer]
@@ -293,18 +294,21 @@ def generate(spec: dict):
                      for i, (pos, axis) in deferred.items()}
     used = [i for i in range(len(spec["inputs"])) if f"in:{i}" in read]
     entry = _native_entry(spec, out_meta, deferred_meta, direct, steps if runs_steps else None, outs, em, used)
+    part_templates = sorted(set(template_of.values()))
+    compile_parts = em.kernel("parallel", "compile_parts")
     src = _header(em) + [f"import {name}" for name in sorted(templates)]
     # The parts' tasks compile when something will run them: those the entry runs (itself or
     # through a group) at import, all of them when the NumPy bridge first calls body. Compiled at
     # every import, they cost criteo-fc (whose layer the library computes) ~3 s and 37 compiles it
     # never ran, and a new wide & deep 7.8 s for the two layer parts only body runs.
-    part_templates = sorted(set(template_of.values()))
     entry_text = "\n".join(entry)
     entry_text += "".join(templates[g] for g in templates if g.startswith("tf_blade_group_") and f"{g}." in entry_text)
-    src += ["", "", "def compile_tasks():", '    """The tasks of the parts body runs (the NumPy bridge calls this first)."""']
-    src += [f"    {name}.compile_task()" for name in part_templates] or ["    pass"]
-    src += ["", ""] + [f"{name}.compile_task()  # the entry runs it" for name in part_templates
-                       if f"{name}.task_address()" in entry_text]
+    # Through k_parallel.compile_parts: when two or more miss Numba's cache, a child process
+    # compiles some of them meanwhile (runtime/compile_jobs.py).
+    at_import = [name for name in part_templates if f"{name}.task_address()" in entry_text]
+    src += ["", "", "def compile_tasks():", '    """The tasks of the parts body runs (the NumPy bridge calls this first)."""',
+            f"    {compile_parts}([{', '.join(part_templates)}])"]
+    src += ["", "", f"{compile_parts}([{', '.join(at_import)}])  # the entry runs them"] if at_import else []
     counted = [f"a{i}.size" for i, inp in enumerate(spec["inputs"]) if not inp.get("read_variable")] or ["0"]
     src += _fail_function("failed_body", spec, spec["outputs"]) + [
         "", "", "@njit(cache=True, nogil=True)", f"def body({', '.join(params + ['solo', 'err'])}):",

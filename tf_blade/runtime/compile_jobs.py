@@ -27,12 +27,12 @@ WAIT_S = 600  # a child still compiling after this long is killed; this process 
 # which the kernel library imports as it does here.
 _CHILD = """
 import base64, pickle, sys, types
-paths, jobs, claims = pickle.loads(base64.b64decode(sys.argv[1]))
+paths, generated, jobs, claims = pickle.loads(base64.b64decode(sys.argv[1]))
 package = types.ModuleType("tf_blade")
 package.__path__ = paths["tf_blade"]
 sys.modules["tf_blade"] = package
 from tf_blade.runtime.compile_jobs import compile_in_child
-compile_in_child(paths["tf_blade.kernels"], jobs, claims)
+compile_in_child(paths["tf_blade.kernels"], generated, jobs, claims)
 """
 
 
@@ -74,12 +74,17 @@ class Child:
         paths = {"tf_blade": list(tf_blade.__path__), "tf_blade.kernels": list(kernels.__path__)}
         self.claims = self.process = None
         try:
+            # A generated part's task lives in a module imported from a file (runtime/compiler.py):
+            # the child imports it the same way, under the same name.
+            generated = {f.__module__: sys.modules[f.__module__].__file__ for _, f, _ in jobs
+                         if not f.__module__.startswith("tf_blade.")}
             self.claims = tempfile.mkdtemp(prefix="tf_blade_claims_")
-            # the jobs unpickle after the child has mapped the kernels (they name kernel functions)
-            payload = base64.b64encode(pickle.dumps((paths, pickle.dumps(jobs), self.claims))).decode()
+            # the jobs unpickle after the child has mapped the kernels and imported the generated
+            # modules (they name functions of both)
+            payload = base64.b64encode(pickle.dumps((paths, generated, pickle.dumps(jobs), self.claims))).decode()
             self.process = subprocess.Popen([sys.executable, "-c", _CHILD, payload], stdin=subprocess.DEVNULL,
                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        except (OSError, pickle.PicklingError, AttributeError, TypeError):
+        except (OSError, pickle.PicklingError, AttributeError, TypeError, KeyError):
             pass  # this process compiles them all
 
     def claim(self, index: int) -> bool:
@@ -110,21 +115,30 @@ def claim(claims: str, index: int) -> bool:
         return False
 
 
-def compile_in_child(kernels_path, jobs, claims) -> None:
+def compile_in_child(kernels_path, generated, jobs, claims) -> None:
     """The child's work: the kernel library imported from ``kernels_path`` as ``tf_blade.kernels``
-    (it is installed beside tf_blade, not in it: setup.py's package_dir), then each job it can
-    claim, from the front, compiled as ``compile_task`` does, which saves it to Numba's cache.
+    (it is installed beside tf_blade, not in it: setup.py's package_dir) and the ``generated``
+    modules ({name: file}) the jobs' functions live in, then each job it can claim, from the
+    front, compiled as ``compile_task`` does, which saves it to Numba's cache.
 
-    Only the tasks: the jitted functions they call neither load from nor save to the disk cache
-    here (a task's cfunc holds all their code). Numba's index of a function's compiled versions is
-    read, changed and written back without a lock, so two processes saving versions of one
-    function at once could leave an entry naming the other's code; only this process's parent
-    writes those."""
+    Only the tasks are saved: the jitted functions they call load from the disk cache here (what
+    the parent compiled before) but never save to it. Numba's index of a function's compiled
+    versions is read, changed and written back without a lock, so two processes saving versions
+    of one function at once could leave an entry naming the other's code; only this process's
+    parent writes those. (Numba replaces an index file whole, so a read never sees half of one.)"""
     from numba.core import dispatcher
 
     from .modules import import_file
-    dispatcher.Dispatcher.enable_caching = lambda self: None  # before any kernel is decorated
+    enable_caching = dispatcher.Dispatcher.enable_caching
+
+    def load_only(self):
+        enable_caching(self)
+        self._cache.save_overload = lambda sig, data: None
+
+    dispatcher.Dispatcher.enable_caching = load_only  # before any kernel is decorated
     import_file("tf_blade.kernels", os.path.join(kernels_path[0], "__init__.py"), kernels_path)
+    for name, path in generated.items():
+        import_file(name, path)
     from tf_blade.kernels.parallel import compile_task
     for index, (signature, function, symbol) in enumerate(pickle.loads(jobs)):
         if claim(claims, index):
