@@ -5,6 +5,10 @@ import os
 # imports Numba (it reads the variable once); a machine with an NVIDIA driver runs them for real.
 if not os.path.exists("/dev/nvidiactl"):
     os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")
+# No compile child (tf_blade/runtime/compile_jobs.py): pytest.ini's two workers already keep both
+# cores compiling, and a child beside each only adds processes that compile Numba's own helpers
+# again (the whole suite, cold: 895 s with children). tests/test_compile_jobs.py turns it on.
+os.environ.setdefault("TF_BLADE_COMPILE_CHILD", "0")
 
 import numpy as np
 import pytest

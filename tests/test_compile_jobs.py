@@ -121,7 +121,7 @@ print("CHILDREN", started)
 
 def test_a_layer_compiled_cold_with_a_child_matches_tf(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "numba"), TF_BLADE_CACHE_DIR=str(tmp_path / "tf_blade"),
-               TF_CPP_MIN_LOG_LEVEL="3")
+               TF_CPP_MIN_LOG_LEVEL="3", TF_BLADE_COMPILE_CHILD="1")
     runs = [subprocess.run([sys.executable, "-c", MODEL], env=env, capture_output=True, text=True, timeout=600)
             for _ in ("cold", "warm")]
     for run in runs:
@@ -140,6 +140,7 @@ def test_the_cold_parts_of_a_cluster_compile_in_the_child(monkeypatch):
 
     import tf_blade
     from tf_blade.runtime import compile_jobs
+    monkeypatch.setenv("TF_BLADE_COMPILE_CHILD", "1")  # the suite's default is off (conftest.py)
     if not compile_jobs.enabled():
         pytest.skip("one core: no compile child")
     claim, start, jobs = compile_jobs.Child.claim, compile_jobs.Child.__init__, []
