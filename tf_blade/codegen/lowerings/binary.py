@@ -21,6 +21,9 @@ _EXPR = {
     "FloorMod": "({a} % np.where(({b} == 0) | ({b} == -1), 1, {b}))",
 }
 
+# On Python scalars Numba raises ZeroDivisionError where arrays give inf, NaN or TF's answer.
+_DIVIDING = ("RealDiv", "DivNoNan", "FloorMod")
+
 
 @lowering(*_EXPR)
 class BinaryLowering(Lowering):
@@ -47,6 +50,12 @@ class BinaryLowering(Lowering):
             (text,) = b.const.ravel()  # check() guarantees a one-element constant
             eq = f"{em.kernel('elementwise', 'string_equals_const')}({a.var}, {a.off}, {a.dat}, {em.const(_bytes(text))})"
             em.line(f"{out} = {eq}" if node.op == "Equal" else f"{out} = ~{eq}")
+            return [out]
+        if a.rank == 0 and b.rank == 0 and node.op not in _DIVIDING:
+            # Two scalars (shape-(1,) arrays): nothing to broadcast, one element. Shape glue is
+            # mostly these, and the array expression costs each one a loop nest to compile.
+            em.line(f"{out} = np.empty(1, np.{node.out_dtypes[0]})")
+            em.line(f"{out}[0] = " + _EXPR[node.op].format(a=f"{a.var}[0]", b=f"{b.var}[0]"))
             return [out]
         em.call(1, f"{em.kernel('elementwise', 'broadcast_shape')}({a.var}.shape, {b.var}.shape, {em.int64(a.rank)}, {em.int64(b.rank)}, err)", True)
         float_mod = node.op == "FloorMod" and node.out_dtypes[0].startswith("float")
