@@ -6,6 +6,8 @@ Known divergences of float Maximum/Minimum, not asserted: subnormal inputs (TF's
 denormals-are-zero and its min/max instructions return the flushed 0.0, NumPy returns the
 subnormal) and the sign of zero when 0.0 meets -0.0, which TF itself decides by element position
 (Eigen's vector path returns the second operand, its scalar tail the first)."""
+import re
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -104,6 +106,27 @@ def test_binary_ops_of_two_scalars_match_tf(dtype):
                 if name == "numeric" and dtype.is_floating:
                     w, g = w + 0.0, g + 0.0  # Maximum/Minimum: which zero of a tie TF returns is its position's
                 assert w.dtype == g.dtype and np.array_equal(w.view(np.uint8), g.view(np.uint8)), (a, b, name, w, g)
+
+
+def test_a_cast_to_the_same_dtype_is_its_input():
+    # tf.cast returns x itself, but traced ragged code holds Cast(int64 -> int64) ops: the fused
+    # code passes the value on (no copy), and the outputs are TF's, an output aliased to an input
+    # included.
+    f = tf.function(lambda x, b: {"same": tf.raw_ops.Cast(x=x, DstT=tf.int64) * 3,
+                                  "out": tf.raw_ops.Cast(x=x + 1, DstT=tf.int64),
+                                  "bool": tf.raw_ops.Cast(x=tf.logical_not(b), DstT=tf.bool)},
+                    input_signature=[tf.TensorSpec([None], tf.int64), tf.TensorSpec([None], tf.bool)])
+    specs = fused_specs(f, min_cluster_size=1)
+    assert len(specs) == 1 and sum(n["op"] == "Cast" for n in specs[0]["nodes"]) == 3
+    source, templates = generate(specs[0])
+    generated = source + "".join(templates.values())
+    assert generated.count("# Cast\n") >= 3 and not re.search(r"# Cast\n\s*t\d+ = ", generated)  # no code of its own
+    opt = tf_blade.optimize(f, bridge="native", min_cluster_size=1)
+    for x, b in (([], []), ([5, -2**63, 2**63 - 1], [True, False, True])):
+        x, b = tf.constant(x, tf.int64), tf.constant(b, tf.bool)
+        want, got = f(x, b), opt.signatures["serving_default"](x=x, b=b)
+        for key in want:
+            np.testing.assert_array_equal(got[key], want[key])
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
