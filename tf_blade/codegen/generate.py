@@ -14,7 +14,7 @@ import numpy as np
 
 from .dtypes import STRING, numpy_name
 from .emitter import Emitter, Value, empty_expr
-from .parts import Part, decompose, part_deps, ref_meta
+from .parts import Part, decompose, is_writer, part_deps, ref_meta
 from .lowerings.reduce import EIGEN_LANES
 from .registry import load_all
 from ..feature_column.spec import const_values
@@ -61,8 +61,8 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
     links a callee's code into each caller's library and optimizes and emits it again there, so
     a linked part (with every kernel it calls) was compiled once more in the entry, in body and
     in its group. The task reads its arguments as one tuple and stores its results as another,
-    typed from the spec (``_array_types``); ``compile_task`` compiles it, when the cluster's
-    module knows something will run it (``compile_tasks``)."""
+    typed from the spec (``_array_types``); ``k_parallel.compile_parts`` compiles it (its ``JOB``),
+    when the cluster's module knows something will run it (``compile_tasks``)."""
     values: Dict[str, Value] = {}
     params: List[str] = []
     arg_types: List[str] = []
@@ -108,14 +108,8 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
         f"    _write_result(result, ({returns}))",
         "", "",
         "JOB = (types.void(types.voidptr, types.voidptr), task, SYMBOL)",
-        "_compiled = []  # the cfunc, once compiled (here or by k_parallel.compile_parts)",
-        "", "",
-        "def compile_task():",
-        '    """Compiles (or loads from Numba\'s cache) the task and fills its cell, once: whatever runs it',
-        '    calls this first (the cluster module\'s compile_tasks)."""',
-        "    if not _compiled:",
-        "        _compiled.append(k_parallel.compile_task(*JOB))"]
-    writer = _writer(spec, part, lowerings)
+        "_compiled = []  # the cfunc, once k_parallel.compile_parts has compiled (or loaded) it"]
+    writer = _writer(spec, part)
     if writer is not None:  # the same op in two halves (see _deferred_outputs)
         raw = spec["nodes"][writer]
         low, node = lowerings[raw["op"]], SpecNode(raw)
@@ -357,11 +351,11 @@ def _with_fail(lines, fail: str) -> List[str]:
     return ["    " + (f"    return {fail}" if line == "    return FAIL" else line) for line in lines]
 
 
-def _writer(spec, part: Part, lowerings):
+def _writer(spec, part: Part):
     """The node of a part that is one op able to write its output into a given buffer (its
     lowering has ``emit_plan`` and ``emit_fill``), or None."""
     work = [k for k in part.nodes if spec["nodes"][k]["op"] != "Const"]
-    if len(work) == 1 and hasattr(lowerings[spec["nodes"][work[0]]["op"]], "emit_plan"):
+    if len(work) == 1 and is_writer(spec["nodes"][work[0]]["op"]):
         return work[0]
     return None
 
@@ -387,7 +381,7 @@ def _direct_plan(spec, part: Part, lowerings):
     """(writer node, its inputs: cluster input indices or None for values the op makes, its
     lowering, (what the output is, lanes)) when the native entry can compute ``part`` by the
     lowering's ``emit_direct``: a writer, or a writer and the Sum of its rows. Else None."""
-    writer, row_sum = _writer(spec, part, lowerings), (NO_ROW_SUM, 0)
+    writer, row_sum = _writer(spec, part), (NO_ROW_SUM, 0)
     if writer is None:
         found = _row_sum(spec, part)
         if found is None:
@@ -431,7 +425,7 @@ def _deferred_outputs(spec, parts: List[Part], lowerings) -> Dict[int, tuple]:
         if len(work) != 1:
             continue
         node = spec["nodes"][work[0]]
-        if _writer(spec, part, lowerings) is not None and _meta(spec, ref)[1] == 2:
+        if _writer(spec, part) is not None and _meta(spec, ref)[1] == 2:
             found[i] = (spec["outputs"].index(ref), None)
             continue
         axis = const_values(spec, node["inputs"][-1]) if node["op"] == "ConcatV2" else None

@@ -64,7 +64,7 @@ def decompose(spec) -> List[Part]:
         sets = [reads[p] for p in producers]
         mine = frozenset(int(r[3:]) for r in node["inputs"] if r.startswith("in:")).union(*sets)
         reads.append(mine if node["op"] != "Const" else frozenset())
-        joins = len(set(sets)) >= 2 and frozenset().union(*sets) not in sets or _writer(node["op"])
+        joins = len(set(sets)) >= 2 and frozenset().union(*sets) not in sets or is_writer(node["op"])
         if node["op"] != "Const" and not joins:
             for p in producers:
                 parent[find(p)] = find(k)
@@ -79,7 +79,8 @@ def decompose(spec) -> List[Part]:
     return _topological(parts) or _topological(_cut(spec, whole, after)) or [whole]
 
 
-def _writer(op: str) -> bool:
+def is_writer(op: str) -> bool:
+    """Whether ``op``'s lowering writes its output into a given buffer (has ``emit_plan``)."""
     return hasattr(LOWERINGS.get(op), "emit_plan")
 
 
