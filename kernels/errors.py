@@ -10,7 +10,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.core.errors import TypingError
 from numba.core.typing import signature
-from numba.extending import intrinsic
+from numba.extending import intrinsic, models, register_model
 from llvmlite import ir
 
 ERR_BYTES = 1024
@@ -22,6 +22,23 @@ def new_error_buffer():
     return np.zeros(ERR_BYTES, np.uint8)
 
 
+class Summary(types.Type):
+    """An integer vector as TF's Assert prints its data: its first ``limit`` values (all when
+    ``limit`` < 0), space separated, then "..." if some were left out. Made by
+    kernels/assertion.summarize; a part of set_error's message, so that an Assert's code makes no
+    strings (Numba's unicode concatenation and str() were a third of each generated part's code)."""
+
+    def __init__(self, array):
+        self.array = array
+        super().__init__(name=f"Summary({array})")
+
+
+@register_model(Summary)
+class _SummaryModel(models.StructModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, [("values", fe_type.array), ("limit", types.int64)])
+
+
 # Parts, not one concatenated string: the literals and integers go to one snprintf (its format made
 # when the call is compiled) and an array's dims to a loop of them, where Numba's unicode
 # concatenation and str() were most of a cold start's compile of the feature layer's plan task
@@ -30,8 +47,8 @@ def new_error_buffer():
 def set_error(typingctx, err, *parts):
     """Writes the message ``parts`` make, one after another, into ``err`` (nopython code only),
     unless it already holds one: later errors are usually the first one's consequences. A part is
-    a string (a literal, or text made at run time), an integer, or a shape (an int array or tuple,
-    written as TF writes one: "[2,3]"). Bytes past 127 are written as "?"."""
+    a string (a literal, or text made at run time), an integer, a shape (an int array or tuple,
+    written as TF writes one: "[2,3]") or a Summary. Bytes past 127 are written as "?"."""
     parts = parts[0].types if len(parts) == 1 and isinstance(parts[0], types.StarArgTuple) else parts
     if not (isinstance(err, types.Array) and err.dtype == types.uint8 and err.ndim == 1 and err.layout == "C"):
         raise TypingError(f"set_error writes into a C-contiguous uint8 vector, not {err}")
@@ -56,6 +73,8 @@ def _check_part(part):
     if isinstance(part, types.Integer):  # not a bool: Numba's Boolean is no Integer
         return
     if isinstance(part, types.Array) and part.ndim == 1 and isinstance(part.dtype, types.Integer):
+        return
+    if isinstance(part, Summary):
         return
     if isinstance(part, types.BaseTuple) and all(isinstance(t, types.Integer) for t in part):
         return
@@ -92,6 +111,16 @@ class _Writer:
                                           signature(types.int64, self.err_type, types.int64, part),
                                           [self.buffer._getvalue(), builder.load(self.at), value])
             builder.store(at, self.at)
+        elif isinstance(part, Summary):
+            self.flush()
+            summary = cgutils.create_struct_proxy(part)(context, builder, value=value)
+            array = context.make_array(part.array)(context, builder, summary.values)
+            total, limit = array.nitems, summary.limit
+            shown = builder.select(builder.or_(builder.icmp_signed("<", limit, _LONG(0)),
+                                               builder.icmp_signed(">", limit, total)), total, limit)
+            self.items(part.array, array, shown, " ")
+            with builder.if_then(builder.icmp_signed("<", shown, total)):
+                self.print("...", [])
         else:  # a shape: "[", its dims joined by ",", "]"
             self.format += "["
             if isinstance(part, types.BaseTuple):
@@ -100,14 +129,18 @@ class _Writer:
                     self.format += "," if i < len(part) - 1 else ""
             else:
                 self.flush()
-                array = context.make_array(part)(context, builder, value)
-                n = array.nitems
-                with cgutils.for_range(builder, n) as loop:
-                    item = builder.load(cgutils.get_item_pointer(context, builder, part, array, [loop.index]))
-                    with builder.if_then(builder.icmp_signed(">", loop.index, _LONG(0))):
-                        self.print(",", [])
-                    self.print("%lld", [context.cast(builder, item, part.dtype, types.int64)])
+                self.items(part, context.make_array(part)(context, builder, value), None, ",")
             self.format += "]"
+
+    def items(self, array_type, array, n, separator):
+        """The first ``n`` (all when None) items of a 1-D integer array, ``separator`` between them."""
+        context, builder = self.context, self.builder
+        as_type, format = (types.int64, "%lld") if array_type.dtype.signed else (types.uint64, "%llu")
+        with cgutils.for_range(builder, array.nitems if n is None else n) as loop:
+            item = builder.load(cgutils.get_item_pointer(context, builder, array_type, array, [loop.index]))
+            with builder.if_then(builder.icmp_signed(">", loop.index, _LONG(0))):
+                self.print(separator, [])
+            self.print(format, [context.cast(builder, item, array_type.dtype, as_type)])
 
     def flush(self):
         if self.format:

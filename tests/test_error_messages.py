@@ -1,10 +1,14 @@
 """kernels/errors.py's set_error: a message written from its parts (literals, integers, shapes,
-runtime text) into a kernel's error buffer, as the old concatenated strings wrote it."""
+runtime text, Assert's summaries) into a kernel's error buffer, as the old concatenated strings
+wrote it, and as TF's Assert writes its data."""
+import re
+
 import numpy as np
 import pytest
 from numba import njit
 from numba.core.errors import TypingError
 
+from tf_blade.kernels.assertion import summarize
 from tf_blade.kernels.errors import OOM_PREFIX, error_text, new_error_buffer, set_error
 
 INT64_MIN, UINT64_MAX = np.int64(-(2 ** 63)), np.uint64(2 ** 64 - 1)
@@ -74,3 +78,36 @@ def test_shape_parts_give_tfs_message(lo_shape, hi_shape):
     err = new_error_buffer()
     clip_by_value(t, lo, hi, lo_shape == (), hi_shape == (), err)
     assert error_text(err) and error_text(err) in tf_error.value.message
+
+
+
+@njit
+def _assert_message(err, values, limit):
+    set_error(err, "assertion failed: [", summarize(values, limit), "]")
+
+
+@njit
+def _assert_message_of_3(err, values):  # a literal limit, as the Assert lowering writes it; a strided vector
+    set_error(err, "assertion failed: [", summarize(values.ravel(), 3), "] [", summarize(values[::2], 3), "]")
+
+
+def _tf_assert_message(data, limit):
+    import tensorflow as tf
+    with pytest.raises(tf.errors.InvalidArgumentError) as tf_error:
+        tf.raw_ops.Assert(condition=False, data=data, summarize=limit)
+    return re.search(r"assertion failed: .*?(?= \[Op:Assert\])", tf_error.value.message).group(0)
+
+
+@pytest.mark.parametrize("limit", [-1, 0, 1, 3, 5, 40])
+@pytest.mark.parametrize("values", [[], [7], [1, -2, 3], [0, 1, 2, 3, 4]])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_a_summary_part_prints_what_tfs_assert_prints(values, limit, dtype):
+    values = np.array(values, dtype)
+    if values.size:
+        values[0] = np.iinfo(dtype).min  # the most negative value has no positive twin
+    err = new_error_buffer()
+    _assert_message(err, values, np.int64(limit))
+    assert error_text(err) == _tf_assert_message([values], limit)
+    err = new_error_buffer()
+    _assert_message_of_3(err, values)
+    assert error_text(err) == _tf_assert_message([values, values[::2]], 3)
