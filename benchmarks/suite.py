@@ -288,10 +288,13 @@ def measure(name, batches, rounds, bandwidth):
                "speedup_native": times["tf"] / times["native"], "speedup_numpy": times["tf"] / times["numpy"],
                "speedup_tf_call": times["tf"] / times["native_tf_call"],
                "ceiling": times["tf"] / times.get("floor_head", times["fast_floor"])}
-        if batch == 512:
+        if batch == 512:  # stock TF too: how much a second caller can add when one call uses both cores
             one = _throughput(lambda: native(*args), callers=1)
             two = _throughput(lambda: native(*args), callers=2)
-            row["throughput_calls_per_s"] = {"1_caller": one, "2_callers": two, "ratio": two / one}
+            tf_one = _throughput(lambda: stock(*args), callers=1)
+            tf_two = _throughput(lambda: stock(*args), callers=2)
+            row["throughput_calls_per_s"] = {"1_caller": one, "2_callers": two, "ratio": two / one,
+                                             "tf_1_caller": tf_one, "tf_2_callers": tf_two, "tf_ratio": tf_two / tf_one}
         rows.append(row)
         print(json.dumps(row), flush=True)
     return rows, xla_note
@@ -326,11 +329,14 @@ def _markdown(result):
     lines.append("")
     for model, note in result["xla"].items():
         lines.append(f"XLA on {model}: {note or 'runs'}.")
-    lines += ["", "| model | 1 caller calls/s | 2 callers calls/s | ratio |", "|---|---|---|---|"]
+    lines += ["", "| model | 1 caller calls/s | 2 callers calls/s | ratio | stock TF 1 caller | stock TF 2 callers | stock TF ratio |",
+              "|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
         if "throughput_calls_per_s" in r:
             t = r["throughput_calls_per_s"]
-            lines.append(f"| {r['model']} @ {r['batch']} | {t['1_caller']:.0f} | {t['2_callers']:.0f} | {t['ratio']:.2f}x |")
+            stock = (f" {t['tf_1_caller']:.0f} | {t['tf_2_callers']:.0f} | {t['tf_ratio']:.2f}x |" if "tf_ratio" in t
+                     else " n/a | n/a | n/a |")
+            lines.append(f"| {r['model']} @ {r['batch']} | {t['1_caller']:.0f} | {t['2_callers']:.0f} | {t['ratio']:.2f}x |" + stock)
     c = result.get("compile")
     if c:
         lines += ["", "Compile (fresh processes; kernels compile inside optimize()"
