@@ -179,7 +179,9 @@ def task_caller(result_type, args_type=None):
     """An intrinsic ``call(fn, args)``: fn(&args, &result) on this thread, for a task that stores
     its ``result_type`` value there (``result_writer``); returns that value (the task's reference,
     handed over). ``args`` is borrowed, as for run_blocks; with ``args_type`` it is cast to that
-    (``_castable``), the tuple the task reads."""
+    (``_castable``), the tuple the task reads. The result starts zeroed: a task that fails (sets
+    err) returns without writing it, and the caller gets empty arrays that own nothing (a null
+    meminfo, which NRT's incref and decref skip)."""
     @intrinsic
     def call(typingctx, fn, args):
         if not isinstance(fn, types.Integer) or not isinstance(args, types.BaseTuple):
@@ -192,7 +194,7 @@ def task_caller(result_type, args_type=None):
             if args_type is not None:
                 value = _cast(context, builder, args, args_type, value)
             i8p = ir.IntType(8).as_pointer()
-            result = cgutils.alloca_once(builder, context.get_value_type(result_type))
+            result = cgutils.alloca_once(builder, context.get_value_type(result_type), zfill=True)
             task = builder.inttoptr(address, ir.FunctionType(ir.VoidType(), [i8p, i8p]).as_pointer())
             builder.call(task, [_on_stack(builder, value), builder.bitcast(result, i8p)])
             return builder.load(result)
