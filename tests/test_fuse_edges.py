@@ -96,3 +96,54 @@ def test_parts_that_only_view_their_inputs_make_no_group(monkeypatch):
     assert templates and not any(name.startswith("tf_blade_group_") for name in templates), templates
     args = [tf.constant([1.0, -2.0]), tf.constant([3.0, 4.5]), tf.constant([0.0, 9.0])]
     np.testing.assert_array_equal(opt.signatures["serving_default"](*args), f(*args))
+
+
+@pytest.mark.parametrize("bridge", ["native", "numpy"])
+def test_a_failing_part_hands_back_nothing_and_leaks_nothing(bridge, monkeypatch):
+    """A part whose step fails returns without writing its results (the caller's slot starts as
+    empty arrays that own nothing, tests/test_parallel_blocks.py). Two parts of one template run
+    as a group, the first succeeding and the second failing: every call raises TF's error, NRT
+    gets back all it allocated, and the next good call is right."""
+    from numba.core.runtime import _nrt_python, rtsys
+
+    from tf_blade.runtime import compiler, threads
+    made = []
+    generate = compiler.generate
+    monkeypatch.setattr(compiler, "generate", lambda spec: made.append(generate(spec)) or made[-1])
+    monkeypatch.setattr(compiler, "_modules", {})  # generated again for each bridge
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.int64)] * 2 + [tf.TensorSpec([None, 3], tf.float32)])
+    def f(a, b, table):
+        return {"a": tf.gather(table, a * 2 + 1) * 3.0, "b": tf.gather(table, b * 2 + 1) * 3.0}
+
+    fused = tf_blade.optimize(f, bridge=bridge, min_cluster_size=1).signatures["serving_default"]
+    table = tf.constant(np.arange(24, dtype=np.float32).reshape(8, 3))
+    good, bad = tf.constant([0, 3, 1], tf.int64), tf.constant([2, 5], tf.int64)  # 5 * 2 + 1 = 11 > 7
+
+    def check_good():
+        got, want = fused(good, good, table), f(good, good, table)
+        for key in want:
+            np.testing.assert_array_equal(got[key], want[key])
+
+    check_good()  # the NumPy bridge generates its code at its first call
+    templates = [name for _, modules in made for name in modules]
+    if threads.parallel_enabled():
+        assert any(name.startswith("tf_blade_group_") for name in templates), templates
+    with pytest.raises(tf.errors.InvalidArgumentError) as tf_error:
+        f(good, bad, table)
+    was_enabled = _nrt_python.memsys_stats_enabled()
+    _nrt_python.memsys_enable_stats()
+    try:
+        before = rtsys.get_allocation_stats()
+        for _ in range(20):
+            with pytest.raises(tf.errors.InvalidArgumentError) as error:
+                fused(good, bad, table)
+            assert "indices[1] = 11 is not in [0, 8)" in error.value.message
+            assert "indices[1] = 11 is not in [0, 8)" in tf_error.value.message
+        after = rtsys.get_allocation_stats()
+    finally:
+        if not was_enabled:
+            _nrt_python.memsys_disable_stats()
+    assert after.alloc - before.alloc == after.free - before.free, (before, after)
+    assert after.mi_alloc - before.mi_alloc == after.mi_free - before.mi_free, (before, after)
+    check_good()

@@ -5,7 +5,7 @@ import numpy as np
 from numba import cfunc, njit, types
 
 import tf_blade  # noqa: F401  (loads the native op, which installs the runner)
-from tf_blade.kernels.parallel import args_reader, cell_reader, run_blocks, task_cell
+from tf_blade.kernels.parallel import args_reader, cell_reader, result_writer, run_blocks, task_caller, task_cell
 
 ARGS = types.Tuple((types.Array(types.int64, 1, "C"), types.Array(types.int64, 1, "C")))
 _read = args_reader(ARGS)
@@ -73,3 +73,32 @@ def test_concurrent_callers_each_get_their_own_blocks():
     for t in threads:
         t.join()
     assert results == [True] * 4
+
+
+RANGE_RESULT, RANGE_ARGS = types.Tuple((types.Array(types.int64, 1, "C"),)), types.Tuple((types.int64,))
+_read_n, _write_range = args_reader(RANGE_ARGS), result_writer(RANGE_RESULT)
+_run_range = task_caller(RANGE_RESULT, RANGE_ARGS)
+
+
+def _range_task(arg, result):
+    (n,) = _read_n(arg)
+    if n < 0:
+        return  # a failing step: nothing written
+    _write_range(result, (np.arange(n),))
+
+
+RANGE = cfunc(types.void(types.voidptr, types.voidptr), nogil=True)(_range_task)
+
+
+@njit(nogil=True)
+def _sizes(fn, ns):
+    sizes = np.empty(len(ns), np.int64)
+    for i in range(len(ns)):  # one result slot for every call in the loop
+        sizes[i] = _run_range(fn, (ns[i],))[0].size
+    return sizes
+
+
+def test_a_task_that_writes_no_result_hands_back_an_empty_one():
+    """A failing part returns without writing its result; its caller, even one calling in a
+    loop, gets empty arrays that own nothing, not the previous call's results."""
+    np.testing.assert_array_equal(_sizes(RANGE.address, np.array([3, -1, 5, -1, -1], np.int64)), [3, 0, 5, 0, 0])
