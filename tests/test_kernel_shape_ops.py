@@ -1,13 +1,15 @@
 """kernels/shape_ops.py: resolve_reshape against tf.raw_ops.Reshape, expanded_shape against
-tf.raw_ops.ExpandDims, shape_of against tf.raw_ops.Shape."""
+tf.raw_ops.ExpandDims, shape_of against tf.raw_ops.Shape, transposed against tf.transpose."""
 import numpy as np
 import pytest
 import tensorflow as tf
 from hypothesis import given, settings, strategies as st
+from numba import njit
+from numba.core.errors import TypingError
 
 from conftest import factor_into
 from tf_blade.kernels.errors import error_text, new_error_buffer
-from tf_blade.kernels.shape_ops import expanded_shape, resolve_reshape, shape_of
+from tf_blade.kernels.shape_ops import expanded_shape, resolve_reshape, shape_of, transposed
 
 I64 = np.iinfo(np.int64)
 
@@ -168,3 +170,30 @@ def test_fused_int32_shape_and_size_of_huge_dims(op, dims):
         assert isinstance(results[1], str) and results[0].split("}} ")[-1].splitlines()[0] in results[1], results
     else:
         assert results[0] == results[1]
+
+
+@njit
+def _transposed_copies(x):
+    return (np.ascontiguousarray(transposed(x, (0, 1, 2))), np.ascontiguousarray(transposed(x, (2, 0, 1))),
+            np.ascontiguousarray(transposed(x, (1, 2, 0))), np.ascontiguousarray(transposed(x[:, ::2], (0, 2, 1))))
+
+
+def test_transposed_views_as_tfs_transpose():
+    x = np.arange(2 * 5 * 4, dtype=np.float32).reshape(2, 5, 4)
+    x[0, 0, 0] = -0.0
+    got = _transposed_copies(x)
+    for g, perm in zip(got[:3], ((0, 1, 2), (2, 0, 1), (1, 2, 0))):
+        want = tf.transpose(x, perm).numpy()
+        assert g.shape == want.shape and g.tobytes() == want.tobytes()
+    assert got[3].tobytes() == tf.transpose(x[:, ::2], (0, 2, 1)).numpy().tobytes()
+    empty = np.zeros((3, 0, 2), np.int64)
+    assert _transposed_copies(empty)[1].shape == (2, 3, 0)
+
+
+def test_transposed_takes_only_a_permutation():
+    @njit
+    def bad(x):
+        return transposed(x, (0, 0))
+
+    with pytest.raises(TypingError, match="not a permutation"):
+        bad(np.zeros((2, 2)))

@@ -530,7 +530,7 @@ def _native_entry(spec, out_meta, deferred, direct, steps, outs, em, used) -> Li
     lines = [
         "",
         "from numba import carray, cfunc",
-        "from tf_blade.runtime.abi import ENTRY_SIG, MAX_RANK, call_alloc, ptr_from_int",
+        "from tf_blade.runtime.abi import ENTRY_SIG, MAX_RANK, call_alloc, copy_to, ptr_from_int",
         "from tf_blade.kernels.strings import TSTRING_BYTES",
         "",
         "",
@@ -605,7 +605,7 @@ def _native_entry(spec, out_meta, deferred, direct, steps, outs, em, used) -> Li
             lines.append(f"    o{k} = outs[{k}]")
             dims = [f"o{k}.shape[{d}]" for d in range(rank)]
             nonempty = f"o{k}.size > 0"
-            fill = f"carray(ptr_from_int(addr, np.{dtype}), (o{k}.size,))[:] = o{k}.ravel()"
+            fill = f"copy_to(addr, o{k}.ravel())"
         lines += [f"    dims[{d}] = {dim}" for d, dim in enumerate(dims)]
         lines += [f"    addr = call_alloc(alloc, ctx, {k}, {rank}, dims.ctypes.data)",
                   "    if addr == 0 or dims[0] < 0:  # reading dims keeps it alive across the call",

@@ -74,6 +74,25 @@ def call_alloc(typingctx, alloc_fn, ctx, index, ndim, dims_addr):
     return sig, codegen
 
 
+@intrinsic
+def copy_to(typingctx, addr, array):
+    """Copies C-contiguous ``array``'s bytes to the int64 address ``addr`` (an output TF allocated
+    for it). The entry wrote ``carray(...)[:] = o.ravel()``: a slice assignment links Numba's
+    broadcast check, and the formatting of its message (Numba's unicode, not cached on disk)
+    compiled for 1.6-2.8 s in each process that typed an entry."""
+    if not (isinstance(addr, types.Integer) and isinstance(array, types.Array) and array.layout == "C"):
+        return None
+
+    def codegen(context, builder, sig, args):
+        source = context.make_array(sig.args[1])(context, builder, args[1])
+        byte_p = ir.IntType(8).as_pointer()
+        cgutils.raw_memcpy(builder, builder.inttoptr(args[0], byte_p), builder.bitcast(source.data, byte_p),
+                           builder.mul(source.nitems, source.itemsize), 1)
+        return context.get_dummy_value()
+
+    return types.none(addr, array), codegen
+
+
 # Memory by address: kernels that read bytes (hashes, tstring headers) take int64 addresses and
 # these loads, which type at once; Numba-level inline helpers over byte arrays re-typed every
 # inlined copy (farmhash.py, strings.py).

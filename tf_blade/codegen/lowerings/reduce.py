@@ -97,7 +97,8 @@ class ReduceLowering(Lowering):
         perm = kept + reduced
         view = em.tmp()
         if perm != list(range(rank)):
-            em.line(f"{view} = np.ascontiguousarray({x.var}.transpose(({', '.join(map(str, perm))},)))")
+            axes = ", ".join(map(str, perm))
+            em.line(f"{view} = np.ascontiguousarray({em.kernel('shape_ops', 'transposed')}({x.var}, ({axes},)))")
         else:
             em.line(f"{view} = np.ascontiguousarray({x.var})")
         # Integers: any order gives TF's bits. Float sums here alternate axes more than TF's

@@ -22,5 +22,6 @@ class TransposeLowering(Lowering):
         if x.rank < 2:
             em.line(f"{out} = {x.var}")
         else:
-            em.line(f"{out} = np.ascontiguousarray({x.var}.transpose(({', '.join(str(int(p)) for p in perm.const.ravel())},)))")
+            axes = ", ".join(str(int(p)) for p in perm.const.ravel())
+            em.line(f"{out} = np.ascontiguousarray({em.kernel('shape_ops', 'transposed')}({x.var}, ({axes},)))")
         return [out]
