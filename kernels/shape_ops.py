@@ -33,7 +33,6 @@ def transposed(typingctx, array, perm):
     return array.copy(layout="A")(array, perm), codegen
 
 
-
 @njit(cache=True, nogil=True)
 def shape_of(x, rank, out_dtype_example, err):
     """Shape vector of ``x``; ``rank`` is the true rank (x is (1,) for scalars). As TF's, an
