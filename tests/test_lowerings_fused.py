@@ -120,6 +120,22 @@ def test_floor_mod_by_zero_is_refused_as_tf_refuses_it(rng):
     np.testing.assert_array_equal(fused(empty, empty)["mod"].numpy(), mod(empty, empty)["mod"].numpy())
 
 
+@pytest.mark.parametrize("dtype", [tf.int32, tf.int64])
+def test_integer_floor_mod_matches_tf_at_the_limits(dtype):
+    """Every pair of the dtype's limits and small values, divisors of -1 (INT_MIN % -1 traps in
+    hardware) and INT_MIN included, broadcast over rows."""
+    @tf.function(input_signature=[tf.TensorSpec([None, None], dtype), tf.TensorSpec([None], dtype)])
+    def mod(x, y):
+        return {"mod": R.FloorMod(x=x + 0, y=y + 0)}
+    fused = tf_blade.optimize(mod, bridge="native", min_cluster_size=1).signatures["serving_default"]
+    assert op_counts(fused)["BladeFusedCall"] == 1 and "FloorMod" not in op_counts(fused)
+    info = np.iinfo(dtype.as_numpy_dtype)
+    values = np.array([info.min, info.min + 1, -7, -1, 0, 1, 5, info.max - 1, info.max], dtype.as_numpy_dtype)
+    divisors = tf.constant([info.min, -7, -2, -1, 1, 2, 3, info.max], dtype)
+    x = tf.constant(np.repeat(values[:, None], 8, 1))
+    np.testing.assert_array_equal(fused(x, divisors)["mod"].numpy(), mod(x, divisors)["mod"].numpy())
+
+
 def test_unpack_of_the_wrong_length_is_refused_as_tf_refuses_it():
     @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.int64)])
     def unpack(x):
