@@ -334,9 +334,8 @@ def _markdown(result):
     for r in result["rows"]:
         if "throughput_calls_per_s" in r:
             t = r["throughput_calls_per_s"]
-            stock = (f" {t['tf_1_caller']:.0f} | {t['tf_2_callers']:.0f} | {t['tf_ratio']:.2f}x |" if "tf_ratio" in t
-                     else " n/a | n/a | n/a |")
-            lines.append(f"| {r['model']} @ {r['batch']} | {t['1_caller']:.0f} | {t['2_callers']:.0f} | {t['ratio']:.2f}x |" + stock)
+            lines.append(f"| {r['model']} @ {r['batch']} | {t['1_caller']:.0f} | {t['2_callers']:.0f} | {t['ratio']:.2f}x | "
+                         f"{t['tf_1_caller']:.0f} | {t['tf_2_callers']:.0f} | {t['tf_ratio']:.2f}x |")
     c = result.get("compile")
     if c:
         lines += ["", "Compile (fresh processes; kernels compile inside optimize()"

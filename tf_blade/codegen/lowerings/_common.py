@@ -26,3 +26,11 @@ def const_value(graph, ref):
     """The array of the Const node producing ``ref`` (check const_input first)."""
     from .const import const_array
     return const_array(graph.producer(ref).attrs["value"])
+
+
+def transposed_copy(em, var: str, perm) -> str:
+    """Expression: a C-ordered copy of ``var`` with its axes in the order ``perm`` (ints), through
+    kernels/shape_ops.transposed (a view by a literal permutation; Numba's run-time-checked
+    transpose compiles its error's formatting in every process)."""
+    axes = ", ".join(str(int(p)) for p in perm)
+    return f"np.ascontiguousarray({em.kernel('shape_ops', 'transposed')}({var}, ({axes},)))"

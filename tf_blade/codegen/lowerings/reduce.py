@@ -9,7 +9,7 @@ import numpy as np
 
 from ..dtypes import MAIN_NUMERIC
 from ..registry import Lowering, lowering
-from ._common import const_input, const_value, numeric_only
+from ._common import const_input, const_value, numeric_only, transposed_copy
 from ...kernels.reduce import PACKET_BYTES
 
 _KERNEL = {"Sum": "reduce_sum", "Prod": "reduce_prod", "Max": "reduce_max", "Min": "reduce_min",
@@ -97,8 +97,7 @@ class ReduceLowering(Lowering):
         perm = kept + reduced
         view = em.tmp()
         if perm != list(range(rank)):
-            axes = ", ".join(map(str, perm))
-            em.line(f"{view} = np.ascontiguousarray({em.kernel('shape_ops', 'transposed')}({x.var}, ({axes},)))")
+            em.line(f"{view} = {transposed_copy(em, x.var, perm)}")
         else:
             em.line(f"{view} = np.ascontiguousarray({x.var})")
         # Integers: any order gives TF's bits. Float sums here alternate axes more than TF's

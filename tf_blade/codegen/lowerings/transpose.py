@@ -1,6 +1,6 @@
 """Transpose by a constant permutation (an invalid one is left to TF, which raises)."""
 from ..registry import Lowering, lowering
-from ._common import const_input, const_value, numeric_only
+from ._common import const_input, const_value, numeric_only, transposed_copy
 
 
 @lowering("Transpose")
@@ -22,6 +22,5 @@ class TransposeLowering(Lowering):
         if x.rank < 2:
             em.line(f"{out} = {x.var}")
         else:
-            axes = ", ".join(str(int(p)) for p in perm.const.ravel())
-            em.line(f"{out} = np.ascontiguousarray({em.kernel('shape_ops', 'transposed')}({x.var}, ({axes},)))")
+            em.line(f"{out} = {transposed_copy(em, x.var, perm.const.ravel())}")
         return [out]
