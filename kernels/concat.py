@@ -1,7 +1,14 @@
 """ConcatV2: every part viewed as [outer, width_i]; rows are laid side by side."""
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import carray, njit, types
+from numba.core import cgutils
+from numba.core.errors import TypingError
+from numba.core.imputils import impl_ret_new_ref
+from numba.extending import intrinsic
+from numba.np.arrayobj import _empty_nd_impl
 
+from ..runtime.abi import ptr_from_int
 from .errors import set_error
 
 
@@ -12,54 +19,131 @@ def mismatch(err, d, first, k, other):
               "] = ", other)
 
 
+# Parts travel as a part table, one int64 row a part: its data address, its shape, then its
+# strides in bytes (part_table). A tuple's length is part of its Numba type: concat_shape,
+# concat_into and concat took tuples and compiled again for every new number of parts (~1.2 s
+# of a new model's first optimize each time). A table types by rank and the output's dtype only.
+@intrinsic
+def part_table(typingctx, parts):
+    """The part table of ``parts``, a tuple of arrays of one dtype and rank (any layout): an int64
+    array [len(parts), 1 + 2 * rank]. It holds addresses, not references: the caller keeps
+    ``parts`` alive until the kernels that read the table return (keep_alive)."""
+    if not (isinstance(parts, types.BaseTuple) and len(parts) > 0
+            and all(isinstance(p, types.Array) for p in parts)
+            and len({(p.dtype, p.ndim) for p in parts}) == 1):
+        raise TypingError(f"part_table takes a tuple of arrays of one dtype and rank, not {parts}")
+    rank = parts[0].ndim
+    table_type = types.Array(types.int64, 2, "C")
+
+    def codegen(context, builder, sig, args):
+        width = 1 + 2 * rank
+        table = _empty_nd_impl(context, builder, table_type, [context.get_constant(types.intp, len(parts)),
+                                                              context.get_constant(types.intp, width)])
+        for k, (part_type, value) in enumerate(zip(parts, cgutils.unpack_tuple(builder, args[0]))):
+            part = context.make_array(part_type)(context, builder, value)
+            row = [builder.ptrtoint(part.data, ir.IntType(64))]
+            row += cgutils.unpack_tuple(builder, part.shape) + cgutils.unpack_tuple(builder, part.strides)
+            for j, field in enumerate(row):
+                builder.store(field, builder.gep(table.data, [context.get_constant(types.intp, k * width + j)]))
+        return impl_ret_new_ref(context, builder, table_type, table._getvalue())
+    return table_type(parts), codegen
+
+
+@intrinsic
+def keep_alive(typingctx, values):
+    """Nothing, but a use of ``values``: Numba frees a value after its last use, and a part table
+    only points into its parts."""
+    return types.none(values), lambda context, builder, sig, args: context.get_dummy_value()
+
+
 @njit(cache=True, nogil=True)
-def concat_shape(parts, axis, err):
-    """Checks ``parts`` (a tuple of arrays) as TF does; returns (output shape vector, outer,
-    total width): the output viewed as [outer, total width]."""
-    first = parts[0]
-    rank = first.ndim
+def concat_shape(table, axis, err):
+    """Checks the parts of ``table`` as TF does; returns (output shape vector, outer, total
+    width): the output viewed as [outer, total width]."""
+    rank = (table.shape[1] - 1) // 2
     shape = np.empty(rank, np.int64)
     if axis < 0 or axis >= rank:  # the lowering has already added rank to a negative axis
         set_error(err, "ConcatOp : Expected concatenating dimensions in the range [", -rank, ", ", rank,
                   "), but got ", axis)
         return shape, 0, 0
+    first = table[0, 1:1 + rank]
     for d in range(rank):
-        shape[d] = first.shape[d]
+        shape[d] = first[d]
     shape[axis] = 0
     outer = 1
     for d in range(axis):
-        outer *= first.shape[d]
+        outer *= first[d]
     total = 0
-    for k in range(len(parts)):
-        p = parts[k]
+    for k in range(table.shape[0]):
+        dims = table[k, 1:1 + rank]
+        size = 1
         for d in range(rank):
-            if d != axis and p.shape[d] != first.shape[d]:
-                mismatch(err, d, first.shape, k, p.shape)
+            if d != axis and dims[d] != first[d]:
+                mismatch(err, d, first, k, dims)
                 return shape, 0, 0
-        shape[axis] += p.shape[axis]
-        total += p.size // outer if outer > 0 else 0
+            size *= dims[d]
+        shape[axis] += dims[axis]
+        total += size // outer if outer > 0 else 0
     return shape, outer, total
 
 
 @njit(cache=True, nogil=True)
-def concat_into(parts, out):
-    """Lays every part, viewed as [outer, width], side by side in ``out`` ([outer, total])."""
-    outer = out.shape[0]
-    col = 0
-    for k in range(len(parts)):
-        p = np.ascontiguousarray(parts[k])
-        w = p.size // outer if outer > 0 else 0
-        out[:, col:col + w] = p.reshape((outer, w))
-        col += w
+def _copy_part(table, k, out, col, width):
+    """Part k of ``table``, viewed as [outer, width] in C order, into out[:, col:col + width]."""
+    rank = (table.shape[1] - 1) // 2
+    base, itemsize = table[k, 0], out.itemsize
+    contiguous = True  # C order: each dim of more than one element strides over the ones after it
+    step = itemsize
+    for d in range(rank - 1, -1, -1):
+        if table[k, 1 + d] != 1 and table[k, 1 + rank + d] != step:
+            contiguous = False
+        step *= table[k, 1 + d]
+    if contiguous:
+        for o in range(out.shape[0]):
+            row = carray(ptr_from_int(base + o * width * itemsize, out.dtype), (width,))
+            for j in range(width):
+                out[o, col + j] = row[j]
+        return
+    index = np.zeros(rank, np.int64)  # the next element's index in the part, and its byte offset
+    offset = 0
+    for o in range(out.shape[0]):
+        for j in range(width):
+            out[o, col + j] = carray(ptr_from_int(base + offset, out.dtype), (1,))[0]
+            d = rank - 1
+            while d >= 0:
+                index[d] += 1
+                offset += table[k, 1 + rank + d]
+                if index[d] < table[k, 1 + d]:
+                    break
+                offset -= index[d] * table[k, 1 + rank + d]
+                index[d] = 0
+                d -= 1
 
 
 @njit(cache=True, nogil=True)
-def concat(parts, axis, err):
-    """Returns (out as [outer, total_width], output shape vector). ``parts`` is a tuple of arrays."""
-    shape, outer, total = concat_shape(parts, axis, err)
-    out = np.empty((outer, total), parts[0].dtype)
+def concat_into(table, out):
+    """Lays every part of ``table``, viewed as [outer, width], side by side in ``out`` ([outer,
+    total]), as concat_shape measured them."""
+    rank = (table.shape[1] - 1) // 2
+    outer = out.shape[0]
+    col = 0
+    for k in range(table.shape[0]):
+        size = 1
+        for d in range(rank):
+            size *= table[k, 1 + d]
+        width = size // outer if outer > 0 else 0
+        _copy_part(table, k, out, col, width)
+        col += width
+
+
+@njit(cache=True, nogil=True)
+def concat(table, axis, example, err):
+    """Returns (out as [outer, total_width], output shape vector) for the parts of ``table``;
+    ``example``: an array of the parts' dtype."""
+    shape, outer, total = concat_shape(table, axis, err)
+    out = np.empty((outer, total), example.dtype)
     if err[0] == 0:
-        concat_into(parts, out)
+        concat_into(table, out)
     return out, shape
 
 

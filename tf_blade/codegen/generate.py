@@ -594,13 +594,15 @@ def _native_entry(spec, out_meta, deferred, direct, steps, outs, em, used) -> Li
                     f"            return 1")
         elif k in deferred:  # concatenated here, straight into TF's buffer
             axis, name = deferred[k][:2]
-            lines += [f"    shape{k}, outer{k}, width{k} = k_concat.concat_shape(outs[{k}], {axis}, err)",
+            lines += [f"    table{k} = k_concat.part_table(outs[{k}])",  # outs outlives it: keep_alive below
+                      f"    shape{k}, outer{k}, width{k} = k_concat.concat_shape(table{k}, {axis}, err)",
                       "    if err[0] != 0:",
                       f"        {em.add_context(name)}",
                       "        return 1"]
             dims = [f"shape{k}[{d}]" for d in range(rank)]
             nonempty = f"outer{k} * width{k} > 0"
-            fill = f"k_concat.concat_into(outs[{k}], carray(ptr_from_int(addr, np.{dtype}), (outer{k}, width{k})))"
+            fill = (f"k_concat.concat_into(table{k}, carray(ptr_from_int(addr, np.{dtype}), (outer{k}, width{k})))\n"
+                    f"        k_concat.keep_alive(outs)")
         else:
             lines.append(f"    o{k} = outs[{k}]")
             dims = [f"o{k}.shape[{d}]" for d in range(rank)]

@@ -15,6 +15,17 @@ class ConcatLowering(Lowering):
         rank = parts[0].rank
         ax = int(axis.const.ravel()[0])
         ax = ax + rank if ax < 0 else ax
-        args = "".join(f"np.ascontiguousarray({p.var}), " for p in parts)
-        flat, shape = em.call(2, f"{em.kernel('concat', 'concat')}(({args}), {ax}, err)", True)
+        flat, shape = concat_call(em, [p.var for p in parts], ax, node.out_dtypes[0])
         return [em.reshaped(parts[0], flat, shape, rank)]
+
+
+def concat_call(em, parts, axis: int, dtype: str):
+    """(flat, shape): the concat kernel over the arrays ``parts`` (expressions, any layout) along
+    ``axis`` (non-negative), through a part table (kernels/concat.py) the parts outlive."""
+    held = em.tmp()
+    em.line(f"{held} = ({''.join(p + ', ' for p in parts)})")
+    outs = em.call(2, f"{em.kernel('concat', 'concat')}({em.kernel('concat', 'part_table')}({held}), {axis}, "
+                      f"np.empty(0, np.{dtype}), err)", False)
+    em.line(f"{em.kernel('concat', 'keep_alive')}({held})")
+    em.check()
+    return outs

@@ -2,6 +2,7 @@
 axis and the concat kernel joins them (scalars: written straight into a vector)."""
 from ..registry import Lowering, lowering
 from ._common import numeric_only
+from .concat import concat_call
 
 
 @lowering("Pack")
@@ -33,5 +34,5 @@ class PackLowering(Lowering):
             dims = [f"{v.var}.shape[{d}]" for d in range(rank)]
             dims.insert(axis, "1")
             parts.append(f"np.ascontiguousarray({v.var}).reshape(({', '.join(dims)},))")
-        flat, shape = em.call(2, f"{em.kernel('concat', 'concat')}(({', '.join(parts)},), {axis}, err)", True)
+        flat, shape = concat_call(em, parts, axis, node.out_dtypes[0])
         return [em.reshaped(ins[0], flat, shape, rank + 1)]
