@@ -114,6 +114,59 @@ def check_select_v2(cond, t, e, cond_rank, t_rank, e_rank, err):
 
 
 @njit(cache=True, nogil=True)
+def _broadcast_strides(dims, rank):
+    """Element strides of a C-ordered array of shape ``dims`` broadcast to ``rank`` dims
+    (right-aligned): 0 for a dim of size 1 or one it lacks, which the output repeats."""
+    strides = np.zeros(rank, np.int64)
+    step = 1
+    for d in range(len(dims) - 1, -1, -1):
+        if dims[d] != 1:
+            strides[rank - len(dims) + d] = step
+        step *= dims[d]
+    return strides
+
+
+@njit(cache=True, nogil=True)
+def select_broadcast(cond, t, e):
+    """(flat, shape): SelectV2 of inputs that check_select_v2 found broadcastable, broadcast as
+    NumPy does (right-aligned; a scalar travels as (1,)). A library kernel, cached on disk:
+    Numba's broadcasting np.where compiled again in every process that typed one, 1.0-1.3 s a
+    signature."""
+    rank = max(cond.ndim, t.ndim, e.ndim)
+    shape = np.ones(rank, np.int64)
+    for dims in (np.array(cond.shape), np.array(t.shape), np.array(e.shape)):
+        for d in range(dims.shape[0]):
+            if dims[d] != 1:  # 0 included: broadcastable means every other size there is 0 or 1
+                shape[rank - dims.shape[0] + d] = dims[d]
+    n = 1
+    for d in range(rank):
+        n *= shape[d]
+    out = np.empty(n, t.dtype)
+    c, a, b = np.ascontiguousarray(cond).ravel(), np.ascontiguousarray(t).ravel(), np.ascontiguousarray(e).ravel()
+    sc = _broadcast_strides(np.array(cond.shape), rank)
+    sa = _broadcast_strides(np.array(t.shape), rank)
+    sb = _broadcast_strides(np.array(e.shape), rank)
+    index = np.zeros(rank, np.int64)
+    ic = ia = ib = 0
+    for i in range(n):
+        out[i] = a[ia] if c[ic] else b[ib]
+        d = rank - 1
+        while d >= 0:  # the next output element's index, and where each input has it
+            index[d] += 1
+            ic += sc[d]
+            ia += sa[d]
+            ib += sb[d]
+            if index[d] < shape[d]:
+                break
+            ic -= sc[d] * shape[d]
+            ia -= sa[d] * shape[d]
+            ib -= sb[d] * shape[d]
+            index[d] = 0
+            d -= 1
+    return out, shape
+
+
+@njit(cache=True, nogil=True)
 def string_equals_const(ids, off, dat, const_bytes):
     """Equal(strings, constant string): compares bytes without building Python strings."""
     flat = np.ascontiguousarray(ids).ravel()

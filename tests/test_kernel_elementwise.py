@@ -5,7 +5,7 @@ import pytest
 import tensorflow as tf
 from hypothesis import given, settings, strategies as st
 
-from tf_blade.kernels.elementwise import broadcast_shape, select_rows, string_equals_const
+from tf_blade.kernels.elementwise import broadcast_shape, select_broadcast, select_rows, string_equals_const
 from tf_blade.kernels.errors import error_text, new_error_buffer
 
 
@@ -170,6 +170,45 @@ def test_fused_select_v2_broadcasts_as_tf_and_never_breaks_its_contract(rng):
         else:
             assert want_err in got_err, (shapes, want_err, got_err)
     assert native_bridge().fallback_count() == fallbacks
+
+
+def test_select_broadcast_matches_tf(rng):
+    """The library's broadcasting select (SelectV2, DivNoNan) against TF's SelectV2, bit for bit:
+    each input a scalar (it travels as (1,)) or of the output's rank 1-3, with size-1 and size-0
+    dims, -0.0, NaN and inf; and strided inputs. (Every combination of ranks and layouts is a
+    compile of its own: the test keeps to ~20.)"""
+    values = np.array([-0.0, 0.0, 1.5, -2.0, np.nan, np.inf], np.float32)
+
+    def check(cond, t, e):
+        want = tf.raw_ops.SelectV2(condition=cond, t=t, e=e).numpy()
+        flat, shape = select_broadcast(*(x.reshape(1) if x.ndim == 0 else x for x in (cond, t, e)))
+        got = flat.reshape(tuple(shape[:want.ndim]) if want.ndim else ())
+        assert got.shape == want.shape and got.tobytes() == want.tobytes(), (cond.shape, t.shape, e.shape)
+
+    for _ in range(120):
+        rank = int(rng.integers(1, 4))
+        full = [int(rng.choice([0, 1, 2, 3])) for _ in range(rank)]
+        shapes = [[1 if rng.random() < 0.3 else d for d in full] if rng.random() < 0.7 else [] for _ in range(3)]
+        check(rng.random(shapes[0]) < 0.5, rng.choice(values, size=shapes[1]), rng.choice(values, size=shapes[2]))
+    wide = rng.choice(values, size=(3, 8))
+    check(rng.random((3, 4)) < 0.5, wide[:, ::2], wide[::-1, 1::2].T.copy().T)  # stepped and reversed views
+
+
+def test_fused_div_no_nan_broadcasts_as_tf():
+    """DivNoNan of a matrix by a row (and by a scalar): 0 wherever the divisor is 0, NaN and inf
+    dividends included, as TF gives them."""
+    import tf_blade
+    specs = [tf.TensorSpec([None, None], tf.float32), tf.TensorSpec([None], tf.float32), tf.TensorSpec([], tf.float32)]
+    f = tf.function(lambda x, y, s: {"row": tf.math.divide_no_nan(x, y), "scalar": tf.math.divide_no_nan(s, y) + 1.0},
+                    input_signature=specs)
+    opt = tf_blade.optimize(f, bridge="native", min_cluster_size=1)
+    assert opt.report.fused_ops >= 1
+    x = np.array([[1.0, np.nan, np.inf, -0.0], [3.0, -np.inf, 0.0, 2.5]], np.float32)
+    y = np.array([0.0, 0.0, -0.0, 4.0], np.float32)
+    for s in (0.0, np.nan, 3.0):
+        want, got = f(x, y, np.float32(s)), opt.signatures["serving_default"](x, y, np.float32(s))
+        for key in want:
+            assert got[key].numpy().tobytes() == want[key].numpy().tobytes(), key
 
 
 # --------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ count as constants (captured tensors do not: TF's runtime passes them as argumen
 from ..dtypes import FLOAT, MAIN_NUMERIC, STRING
 from ..registry import Lowering, lowering
 from ._common import const_value, unsupported_dtype
+from .select import select_broadcast
 
 _EXPR = {
     "Equal": "({a} == {b})", "NotEqual": "({a} != {b})", "Greater": "({a} > {b})",
@@ -15,7 +16,7 @@ _EXPR = {
     "Add": "({a} + {b})", "AddV2": "({a} + {b})", "Sub": "({a} - {b})", "Mul": "({a} * {b})",
     "RealDiv": "({a} / {b})", "Maximum": "np.maximum({a}, {b})", "Minimum": "np.minimum({a}, {b})",
     "LogicalAnd": "({a} & {b})", "LogicalOr": "({a} | {b})",
-    "DivNoNan": "np.where({b} == 0, 0.0, {a} / {b})",
+    "DivNoNan": "({a} / {b})",  # then 0 where b is 0: emit()
     # Integer floor modulo (NumPy's % on ints). A divisor of -1 is replaced by 1 (the same 0):
     # INT_MIN % -1 traps in hardware; 0 divisors were refused by check_divisors before. Selected
     # by arithmetic (wrapping, times 0 or 1), not np.where: Numba compiles its broadcasting
@@ -66,10 +67,17 @@ class BinaryLowering(Lowering):
         expr = _EXPR[node.op].format(a=a.var, b=b.var)
         if float_mod:
             # TF: fmod, moved to the divisor's sign unless it is 0. NumPy's % would also give
-            # that zero the divisor's sign; TF keeps fmod's (the dividend's).
+            # that zero the divisor's sign; TF keeps fmod's (the dividend's). Three arrays of the
+            # output's shape: the library's select, not np.where (see select_broadcast).
             rem = em.tmp()
             em.line(f"{rem} = np.fmod({a.var}, {b.var})")
-            expr = f"np.where(({rem} != 0) & (({b.var} < 0) != ({rem} < 0)), {rem} + {b.var}, {rem})"
+            expr = (f"{em.kernel('elementwise', 'select_same_shape')}(({rem} != 0) & (({b.var} < 0) != ({rem} < 0)), "
+                    f"{rem} + {b.var}, {rem})")
+        if node.op == "DivNoNan":  # 0 where the divisor is 0, whatever the dividend (NaN too)
+            quotient = em.tmp()
+            em.line(f"{quotient} = {expr}")
+            select_broadcast(em, out, f"{b.var} == 0", f"np.zeros(1, {quotient}.dtype)", quotient, node.out_ranks[0])
+            expr = out
         if node.out_dtypes[0] != "bool":
             expr += f".astype(np.{node.out_dtypes[0]})"  # NumPy may widen small ints
         em.line(f"{out} = {expr}")

@@ -34,7 +34,15 @@ class SelectLowering(Lowering):
             em.line(f"if {same}:")
             em.line(f"    {out} = {em.kernel('elementwise', 'select_same_shape')}({cond.var}, {t.var}, {e.var})")
             em.line("else:")
-            em.line(f"    {out} = np.where({cond.var}, {t.var}, {e.var})")
+            select_broadcast(em, out, cond.var, t.var, e.var, node.out_ranks[0], indent="    ")
         else:
-            em.line(f"{out} = np.where({cond.var}, {t.var}, {e.var})")
+            select_broadcast(em, out, cond.var, t.var, e.var, node.out_ranks[0])
         return [out]
+
+
+def select_broadcast(em, out: str, cond: str, then: str, other: str, rank: int, indent=""):
+    """``out`` = the library's broadcasting select of three arrays (one dtype for ``then`` and
+    ``other``), an array of the output's ``rank``; its lines at ``indent``."""
+    flat, shape = em.tmp(), em.tmp()
+    em.line(f"{indent}{flat}, {shape} = {em.kernel('elementwise', 'select_broadcast')}({cond}, {then}, {other})")
+    em.line(f"{indent}{out} = {em.reshape(flat, shape, rank)}")
