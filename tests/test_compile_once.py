@@ -16,10 +16,12 @@ import tf_blade.kernels as kernels
 from conftest import fused_specs
 from tf_blade.codegen.generate import generate
 from test_lowerings_fused import glue  # one graph of most lowerings
-from tf_blade.examples import criteo_feature_model, criteo_wdl_model, keras_prep_model
+from tf_blade.examples import (column_kinds_model, criteo_feature_model, criteo_wdl_model, keras_layers_model,
+                               keras_prep_model)
 
-# Take a literal on purpose, as their last argument (the reduce lowering says why).
-LITERAL_LAST = {"float_sum_as_tf", "float_prod_as_tf", "float_mean_as_tf"}
+# Take a literal on purpose, as their last argument: a packet width (the reduce lowering says
+# why), one of two values.
+LITERAL_LAST = {"float_sum_as_tf", "float_prod_as_tf", "float_mean_as_tf", "reduce_sum", "reduce_prod"}
 
 
 def _int_literals(args):
@@ -51,8 +53,9 @@ def test_library_kernels_pass_no_integer_literal_to_a_kernel():
 @pytest.mark.parametrize("build", [lambda: criteo_feature_model(3, dim=4).serve,
                                    lambda: criteo_wdl_model(3, 2, dim=4, hidden=(8,)).serve,
                                    lambda: keras_prep_model(3, dim=4, hidden=(8,)).serve,
+                                   lambda: column_kinds_model().serve, lambda: keras_layers_model().serve,
                                    lambda: glue],
-                         ids=["criteo-fc", "criteo-wdl", "keras-prep", "lowerings"])
+                         ids=["criteo-fc", "criteo-wdl", "keras-prep", "column-kinds", "keras-layers", "lowerings"])
 def test_generated_code_passes_no_integer_literal_to_a_kernel(build):
     found = []
     for spec in fused_specs(build(), bridge="native"):

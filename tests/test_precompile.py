@@ -2,6 +2,7 @@
 import pytest
 
 from tf_blade import cli
+from tf_blade import examples as ex
 from tf_blade.precompile import precompile
 
 
@@ -20,3 +21,25 @@ def test_precompile_names_the_kinds_it_knows():
 def test_cli_runs_precompile(capsys):
     assert cli.main(["precompile", "criteo-fc"]) == 0
     assert capsys.readouterr().out.startswith("criteo-fc: kernels compiled or loaded in ")
+
+
+@pytest.mark.parametrize("kind", ["column-kinds", "keras-layers"])
+def test_the_models_precompile_builds_fuse_whole_and_match_tf(kind):
+    """A kind precompiles the library only if its model is fused: each is one op, every op of the
+    model inside, and gives TF's bits on batches of 0, 1 and 33 rows."""
+    import numpy as np
+    import tensorflow as tf
+
+    import tf_blade
+    build, batch = {"column-kinds": (ex.column_kinds_model, ex.column_kinds_batch),
+                    "keras-layers": (ex.keras_layers_model, ex.keras_layers_batch)}[kind]
+    module = build()
+    opt = tf_blade.optimize(module.serve, bridge="native")
+    (function,) = opt.report.functions.values()
+    assert len(function["clusters"]) == 1 and function["tf_ops_after"] == 0, str(opt.report)
+    for rows in (0, 1, 33):
+        raw = batch(rows, seed=rows)
+        want = module.serve(**{k: tf.constant(v) if isinstance(v, np.ndarray) else v for k, v in raw.items()})
+        got = opt.signatures["serving_default"](**ex.signature_inputs(raw))
+        assert got["features"].numpy().tobytes() == want["features"].numpy().tobytes(), rows
+

@@ -595,7 +595,7 @@ def _native_entry(spec, out_meta, deferred, direct, steps, outs, em, used) -> Li
         elif k in deferred:  # concatenated here, straight into TF's buffer
             axis, name = deferred[k][:2]
             lines += [f"    table{k} = k_concat.part_table(outs[{k}])",  # outs outlives it: keep_alive below
-                      f"    shape{k}, outer{k}, width{k} = k_concat.concat_shape(table{k}, {axis}, err)",
+                      f"    shape{k}, outer{k}, width{k} = k_concat.concat_shape(table{k}, np.int64({axis}), err)",
                       "    if err[0] != 0:",
                       f"        {em.add_context(name)}",
                       "        return 1"]

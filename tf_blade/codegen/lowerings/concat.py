@@ -24,7 +24,7 @@ def concat_call(em, parts, axis: int, dtype: str):
     ``axis`` (non-negative), through a part table (kernels/concat.py) the parts outlive."""
     held = em.tmp()
     em.line(f"{held} = ({''.join(p + ', ' for p in parts)})")
-    outs = em.call(2, f"{em.kernel('concat', 'concat')}({em.kernel('concat', 'part_table')}({held}), {axis}, "
+    outs = em.call(2, f"{em.kernel('concat', 'concat')}({em.kernel('concat', 'part_table')}({held}), {em.int64(axis)}, "
                       f"np.empty(0, np.{dtype}), err)", False)
     em.line(f"{em.kernel('concat', 'keep_alive')}({held})")
     em.check()

@@ -10,4 +10,4 @@ class EmbeddingBagLowering(Lowering):
     def emit(self, node, ins, em):
         indices, ids, dense_shape, table = ins
         return em.call(1, f"{em.kernel('embedding_bag', 'embedding_bag')}({indices.var}, {ids.var}, "
-                          f"{dense_shape.var}, {table.var}, {node.attrs['mode']}, err)", True)
+                          f"{dense_shape.var}, {table.var}, {em.int64(node.attrs['mode'])}, err)", True)

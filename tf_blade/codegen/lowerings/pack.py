@@ -28,7 +28,7 @@ class PackLowering(Lowering):
         axis = axis + rank + 1 if axis < 0 else axis
         first = f"np.array({ins[0].var}.shape, np.int64)"
         for i, v in enumerate(ins[1:], 1):
-            em.call(0, f"{em.kernel('concat', 'check_same_shape')}({first}, np.array({v.var}.shape, np.int64), {i}, err)", True)
+            em.call(0, f"{em.kernel('concat', 'check_same_shape')}({first}, np.array({v.var}.shape, np.int64), {em.int64(i)}, err)", True)
         parts = []
         for v in ins:
             dims = [f"{v.var}.shape[{d}]" for d in range(rank)]

@@ -28,7 +28,7 @@ class SelectLowering(Lowering):
             em.line(f"{out} = {em.kernel('elementwise', 'select_same_shape')}({cond.var}, {t.var}, {e.var})")
             return [out]
         em.call(0, f"{em.kernel('elementwise', 'check_select_v2')}({cond.var}, {t.var}, {e.var}, "
-                   f"{cond.rank}, {t.rank}, {e.rank}, err)", True)
+                   f"{em.int64(cond.rank)}, {em.int64(t.rank)}, {em.int64(e.rank)}, err)", True)
         if cond.rank == t.rank == e.rank:  # same rank: equal shapes at run time take the fast loop
             same = f"{cond.var}.shape == {t.var}.shape and {t.var}.shape == {e.var}.shape"
             em.line(f"if {same}:")

@@ -37,7 +37,7 @@ class SparseCrossLowering(Lowering):
         if not node.attrs["hashed_output"]:
             return _cross_strings(node, ins, em, V1_SEPARATOR)
         features = lambda v, dense: _features(v, em)  # noqa: E731
-        return _cross(node, ins, em, features, f"{node.attrs['num_buckets']}, {node.attrs['hash_key']}, False")
+        return _cross(node, ins, em, features, f"{em.int64(node.attrs['num_buckets'])}, {em.int64(node.attrs['hash_key'])}, False")
 
 
 @lowering("SparseCrossV2")
@@ -76,7 +76,7 @@ class SparseCrossHashedLowering(Lowering):
             kernel = em.kernel("sparse_cross", "keyed_string_features" if v.is_string else "keyed_int_features")
             args = f"{v.var}, {v.off}, {v.dat}, {keyed}" if v.is_string else f"{v.var}, {keyed}, {dense}"
             return em.call(1, f"{kernel}({args})", False)[0]
-        return _cross(node, ins[:-3], em, features, f"{buckets}, 0, True")
+        return _cross(node, ins[:-3], em, features, f"{em.int64(buckets)}, {em.int64(0)}, True")
 
 
 def _rows(node, ins, em):
@@ -91,9 +91,9 @@ def _rows(node, ins, em):
         (batch,) = em.call(1, f"np.int64({dense[0].var}.shape[0])", False)
     counts, starts = [], []
     for i in range(n):
-        em.call(0, f"{k('check_sparse')}({i}, {indices[i].var}, {values[i].var}.shape[0], {shapes[i].var}, {batch}, err)", True)
+        em.call(0, f"{k('check_sparse')}({em.int64(i)}, {indices[i].var}, {values[i].var}.shape[0], {shapes[i].var}, {batch}, err)", True)
     for i, d in enumerate(dense):
-        em.call(0, f"{k('check_dense')}({i}, {d.var}.shape[0], {batch}, err)", True)
+        em.call(0, f"{k('check_dense')}({em.int64(i)}, {d.var}.shape[0], {batch}, err)", True)
     for i in range(n):
         c, s = em.call(2, f"{k('sparse_rows')}({indices[i].var}, {batch}, err)", True)
         counts.append(c)
@@ -126,7 +126,7 @@ def _cross_strings(node, ins, em, separator: bytes):
             ids.append(flat)
             pools.append(f"np.ascontiguousarray({v.off})")
         else:  # std::to_string: AsString's default format
-            (text,) = em.call(1, f"{em.kernel('as_string', 'as_string_ints')}({flat}, -1, 0, err)", True)
+            (text,) = em.call(1, f"{em.kernel('as_string', 'as_string_ints')}({flat}, {em.int64(-1)}, {em.int64(0)}, err)", True)
             ids.append(f"np.arange({v.var}.size)")
             pools.append(text)
     sep = em.const(tstrings_from_bytes([separator]))

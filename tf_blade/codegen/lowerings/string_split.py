@@ -17,6 +17,6 @@ class StringSplitV2Lowering(Lowering):
         maxsplit = int(node.attrs.get("maxsplit", -1))
         k = em.kernel("string_split", "string_split_v2")
         indices, tokens, shape = em.call(
-            3, f"{k}(np.ascontiguousarray({s.var}).ravel(), {s.off}, {s.dat}, {sep.var}, {sep.off}, {sep.dat}, {maxsplit})",
+            3, f"{k}(np.ascontiguousarray({s.var}).ravel(), {s.off}, {s.dat}, {sep.var}, {sep.off}, {sep.dat}, {em.int64(maxsplit)})",
             False)
         return [indices, em.made_strings(tokens, f"np.arange({indices}.shape[0])", em.bytes_owner(s)), shape]

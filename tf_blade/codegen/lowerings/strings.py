@@ -28,7 +28,7 @@ class AsStringLowering(Lowering):
         else:
             width = node.attrs.get("width", -1)
             flag = FLAGS[node.attrs.get("fill", "")]
-            call = f"{em.kernel('as_string', 'as_string_ints')}({flat}, {width}, {flag}, err)"
+            call = f"{em.kernel('as_string', 'as_string_ints')}({flat}, {em.int64(width)}, {em.int64(flag)}, err)"
         (tstrings,) = em.call(1, call, True)
         return [em.made_strings(tstrings, f"np.arange({x.var}.size).reshape({x.var}.shape)")]
 

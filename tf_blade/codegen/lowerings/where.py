@@ -12,4 +12,4 @@ class WhereLowering(Lowering):
 
     def emit(self, node, ins, em):
         x = ins[0]
-        return em.call(1, f"{em.kernel('where', 'where')}({x.var}, {x.rank})", False)
+        return em.call(1, f"{em.kernel('where', 'where')}({x.var}, {em.int64(x.rank)})", False)
