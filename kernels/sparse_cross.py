@@ -14,8 +14,9 @@ of its first 4 bytes (TF hashes sizeof(DataType) bytes of it), except that a den
 strong_hash stays the int itself.
 """
 import numpy as np
-from numba import njit
+from numba import carray, njit
 
+from ..runtime.abi import ptr_from_int
 from .errors import INT64_MAX, set_error
 from .farmhash import fingerprint64
 from .ragged_to_sparse import sparse_of_rows
@@ -136,6 +137,26 @@ def dense_rows(batch, width):
     return np.full(batch, width, np.int64), np.arange(batch) * width
 
 
+# The crossing kernels take their per-column arrays (features, ids, pools, counts, starts) as
+# part tables (kernels/concat.part_table: one row a 1-D array, its address, length and stride in
+# bytes), not tuples: a tuple's length is part of its Numba type, and each new number of crossed
+# columns compiled them again.
+@njit(cache=True, nogil=True, inline="always")
+def _int64_at(table, c, i):
+    return carray(ptr_from_int(table[c, 0] + i * table[c, 2], np.int64), (1,))[0]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _uint64_at(table, c, i):
+    return carray(ptr_from_int(table[c, 0] + i * table[c, 2], np.uint64), (1,))[0]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pool(table, c):
+    """Column c's tstrings (a contiguous uint8 buffer)."""
+    return carray(ptr_from_int(table[c, 0], np.uint8), (table[c, 1],))
+
+
 @njit(cache=True, nogil=True)
 def _layout(counts, batch):
     """The start of each row's crosses in the output, plus the total at the end: a row crosses
@@ -143,8 +164,8 @@ def _layout(counts, batch):
     out_start = np.zeros(batch + 1, np.int64)
     for b in range(batch):
         n = 1
-        for c in range(len(counts)):
-            n *= counts[c][b]
+        for c in range(counts.shape[0]):
+            n *= _int64_at(counts, c, b)
         out_start[b + 1] = out_start[b] + n
     return out_start
 
@@ -154,7 +175,7 @@ def _next_combination(perm, counts, b):
     """The next combination of a row's features, the last column varying fastest (TF's order)."""
     for c in range(perm.shape[0] - 1, -1, -1):
         perm[c] += 1
-        if perm[c] < counts[c][b]:
+        if perm[c] < _int64_at(counts, c, b):
             return
         perm[c] = 0
 
@@ -162,8 +183,10 @@ def _next_combination(perm, counts, b):
 @njit(cache=True, nogil=True)
 def cross_hashed(features, counts, starts, batch, num_buckets, hash_key, from_first, err):
     """Returns (indices [total, 2], values [total], dense_shape [2]) of the crossed SparseTensor.
-    ``from_first``: SparseCrossHashed's chain, seeded with the first feature, not hash_key."""
-    ncol = len(features)
+    ``from_first``: SparseCrossHashed's chain, seeded with the first feature, not hash_key.
+    ``features``, ``counts``, ``starts``: part tables of each column's uint64 features and int64
+    per-row counts and starts."""
+    ncol = features.shape[0]
     out_start = _layout(counts, batch)
     values = np.empty(out_start[batch], np.int64)
     perm = np.zeros(ncol, np.int64)
@@ -172,10 +195,10 @@ def cross_hashed(features, counts, starts, batch, num_buckets, hash_key, from_fi
         k = out_start[b]
         perm[:] = 0
         for j in range(out_start[b + 1] - k):
-            first = features[0][starts[0][b] + perm[0]]
+            first = _uint64_at(features, 0, _int64_at(starts, 0, b) + perm[0])
             h = first if from_first else fingerprint_cat64(np.uint64(hash_key), first)
             for c in range(1, ncol):
-                h = fingerprint_cat64(h, features[c][starts[c][b] + perm[c]])
+                h = fingerprint_cat64(h, _uint64_at(features, c, _int64_at(starts, c, b) + perm[c]))
             values[k + j] = np.int64(h % buckets)
             _next_combination(perm, counts, b)
     indices, shape = sparse_of_rows(out_start, batch)
@@ -186,9 +209,10 @@ def cross_hashed(features, counts, starts, batch, num_buckets, hash_key, from_fi
 def cross_strings(ids, tstrings, counts, starts, batch, sep, err):
     """SparseCross without hashing and SparseCrossV2: each cross is its features' bytes joined by
     ``sep`` (TF's StrJoin). Column c's features are the strings ``ids[c]`` picks in ``tstrings[c]``
-    (int64 columns come formatted, as std::to_string does). Returns (indices, tstrings of the
-    crosses, dense_shape); on error, empty ones."""
-    ncol = len(ids)
+    (int64 columns come formatted, as std::to_string does); ``ids``, ``tstrings``, ``counts`` and
+    ``starts`` are part tables. Returns (indices, tstrings of the crosses, dense_shape); on error,
+    empty ones."""
+    ncol = ids.shape[0]
     out_start = _layout(counts, batch)
     total = out_start[batch]
     sep_buf, sep_at, sep_len = string_at_outlined(sep, sep[:0], np.int64(0))
@@ -199,7 +223,8 @@ def cross_strings(ids, tstrings, counts, starts, batch, sep, err):
         for j in range(out_start[b + 1] - out_start[b]):
             size = sep_len * (ncol - 1)
             for c in range(ncol):
-                _, _, n = string_at_outlined(tstrings[c], tstrings[c][:0], ids[c][starts[c][b] + perm[c]])
+                pool = _pool(tstrings, c)
+                _, _, n = string_at_outlined(pool, pool[:0], _int64_at(ids, c, _int64_at(starts, c, b) + perm[c]))
                 size += n
             lengths[out_start[b] + j] = size
             _next_combination(perm, counts, b)
@@ -214,7 +239,8 @@ def cross_strings(ids, tstrings, counts, starts, batch, sep, err):
                 if c > 0:
                     out[at:at + sep_len] = sep_buf[sep_at:sep_at + sep_len]
                     at += sep_len
-                buf, start, n = string_at_outlined(tstrings[c], tstrings[c][:0], ids[c][starts[c][b] + perm[c]])
+                pool = _pool(tstrings, c)
+                buf, start, n = string_at_outlined(pool, pool[:0], _int64_at(ids, c, _int64_at(starts, c, b) + perm[c]))
                 out[at:at + n] = buf[start:start + n]
                 at += n
             _next_combination(perm, counts, b)

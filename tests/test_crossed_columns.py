@@ -203,14 +203,23 @@ def test_string_crosses_match_tensorflow(string_cross, rng, n):
 def test_string_cross_kernel_bytes(rng):
     from conftest import decode_tstrings
     from tf_blade.kernels.errors import new_error_buffer
+    from numba import njit
+
+    from tf_blade.kernels.concat import keep_alive, part_table
     from tf_blade.kernels.sparse_cross import cross_strings, dense_rows
     from tf_blade.kernels.strings import tstrings_from_bytes
+
+    @njit
+    def cross(ids, pools, counts, starts, sep, err):  # as the lowering calls it
+        out = cross_strings(part_table(ids), part_table(pools), part_table(counts), part_table(starts), 1, sep, err)
+        keep_alive((ids, pools, counts, starts))
+        return out
     words = [[b"a", b"b" * 23], [b"", "\u00e9".encode()], [b"c", b"d"]]
     pools = [tstrings_from_bytes(w) for w in words]
     ids = tuple(np.arange(2) for _ in words)
     counts, starts = zip(*[dense_rows(1, 2) for _ in words])
     err = new_error_buffer()
-    indices, text, shape = cross_strings(ids, tuple(pools), counts, starts, 1, tstrings_from_bytes([b"::"]), err)
+    indices, text, shape = cross(ids, tuple(pools), counts, starts, tstrings_from_bytes([b"::"]), err)
     assert err[0] == 0 and shape.tolist() == [1, 8]
     want = tf.sparse.cross([tf.constant([w]) for w in words], separator="::").values.numpy().tolist()
     assert decode_tstrings(text, 8) == want
@@ -239,3 +248,24 @@ def test_string_crosses_reject_bad_input_as_tf_does(string_cross, rng):
         with pytest.raises(tf.errors.InvalidArgumentError) as ours:
             fused(*case)
         assert _core(theirs.value.message) == _core(ours.value.message)
+
+
+def test_a_new_number_of_crossed_columns_compiles_no_kernel(rng):
+    """The crossing kernels take part tables (kernels/concat.part_table), not tuples: crosses of 2,
+    3 and 4 dense int64 columns share one compile of cross_hashed, and each matches TF's."""
+    from tf_blade.kernels import sparse_cross as k_cross
+    signatures = None
+    for n in (2, 3, 4):
+        @tf.function(input_signature=[tf.TensorSpec([None, 2], tf.int64)] * n)
+        def f(*columns):
+            out = R.SparseCross(indices=[], values=[], shapes=[], dense_inputs=list(columns), hashed_output=True,
+                                num_buckets=97, hash_key=956888297470, out_type=tf.int64, internal_type=tf.int64)
+            return {"values": out.output_values, "indices": out.output_indices}
+        opt = tf_blade.optimize(f, min_cluster_size=1)
+        args = [tf.constant(rng.integers(-2**40, 2**40, (5, 2))) for _ in range(n)]
+        want, got = f(*args), opt.signatures["serving_default"](*args)
+        for key in want:
+            np.testing.assert_array_equal(got[key].numpy(), want[key].numpy(), err_msg=f"{n} {key}")
+        if signatures is None:
+            signatures = set(k_cross.cross_hashed.signatures)
+        assert set(k_cross.cross_hashed.signatures) == signatures, n

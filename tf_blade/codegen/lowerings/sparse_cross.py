@@ -110,11 +110,22 @@ def _tup(xs):
     return "(" + ", ".join(xs) + ",)"
 
 
+def _crossing_call(em, kernel, columns, rest):
+    """The crossing ``kernel`` over per-column lists of 1-D arrays, as part tables
+    (kernels/concat.part_table), the lists' tuples kept alive past the call; three outputs."""
+    held = em.tmp()
+    em.line(f"{held} = ({''.join(_tup(c) + ', ' for c in columns)})")
+    tables = ", ".join(f"{em.kernel('concat', 'part_table')}({held}[{i}])" for i in range(len(columns)))
+    outs = em.call(3, f"{em.kernel('sparse_cross', kernel)}({tables}, {rest}, err)", False)
+    em.line(f"{em.kernel('concat', 'keep_alive')}({held})")
+    em.check()
+    return outs
+
+
 def _cross(node, ins, em, features_of, tail):
     batch, counts, starts, columns = _rows(node, ins, em)
     features = [features_of(v, dense) for v, dense in columns]
-    k = em.kernel("sparse_cross", "cross_hashed")
-    return em.call(3, f"{k}({_tup(features)}, {_tup(counts)}, {_tup(starts)}, {batch}, {tail}, err)", True)
+    return _crossing_call(em, "cross_hashed", [features, counts, starts], f"{batch}, {tail}")
 
 
 def _cross_strings(node, ins, em, separator: bytes):
@@ -130,8 +141,7 @@ def _cross_strings(node, ins, em, separator: bytes):
             ids.append(f"np.arange({v.var}.size)")
             pools.append(text)
     sep = em.const(tstrings_from_bytes([separator]))
-    k = em.kernel("sparse_cross", "cross_strings")
-    indices, text, shape = em.call(3, f"{k}({_tup(ids)}, {_tup(pools)}, {_tup(counts)}, {_tup(starts)}, {batch}, {sep}, err)", True)
+    indices, text, shape = _crossing_call(em, "cross_strings", [ids, pools, counts, starts], f"{batch}, {sep}")
     return [indices, em.made_strings(text, f"np.arange({indices}.shape[0])"), shape]
 
 
