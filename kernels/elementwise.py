@@ -134,7 +134,8 @@ def select_broadcast(cond, t, e):
     signature."""
     rank = max(cond.ndim, t.ndim, e.ndim)
     shape = np.ones(rank, np.int64)
-    for dims in (np.array(cond.shape), np.array(t.shape), np.array(e.shape)):
+    dims_c, dims_t, dims_e = np.array(cond.shape), np.array(t.shape), np.array(e.shape)
+    for dims in (dims_c, dims_t, dims_e):
         for d in range(dims.shape[0]):
             if dims[d] != 1:  # 0 included: broadcastable means every other size there is 0 or 1
                 shape[rank - dims.shape[0] + d] = dims[d]
@@ -143,9 +144,7 @@ def select_broadcast(cond, t, e):
         n *= shape[d]
     out = np.empty(n, t.dtype)
     c, a, b = np.ascontiguousarray(cond).ravel(), np.ascontiguousarray(t).ravel(), np.ascontiguousarray(e).ravel()
-    sc = _broadcast_strides(np.array(cond.shape), rank)
-    sa = _broadcast_strides(np.array(t.shape), rank)
-    sb = _broadcast_strides(np.array(e.shape), rank)
+    sc, sa, sb = _broadcast_strides(dims_c, rank), _broadcast_strides(dims_t, rank), _broadcast_strides(dims_e, rank)
     index = np.zeros(rank, np.int64)
     ic = ia = ib = 0
     for i in range(n):

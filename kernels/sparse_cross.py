@@ -142,19 +142,17 @@ def dense_rows(batch, width):
 # bytes), not tuples: a tuple's length is part of its Numba type, and each new number of crossed
 # columns compiled them again.
 @njit(cache=True, nogil=True, inline="always")
-def _int64_at(table, c, i):
-    return carray(ptr_from_int(table[c, 0] + i * table[c, 2], np.int64), (1,))[0]
+def _item(table, c, i, dtype):
+    """Element i of column c's array (of ``dtype``) in ``table``."""
+    return carray(ptr_from_int(table[c, 0] + i * table[c, 2], dtype), (1,))[0]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _uint64_at(table, c, i):
-    return carray(ptr_from_int(table[c, 0] + i * table[c, 2], np.uint64), (1,))[0]
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _pool(table, c):
-    """Column c's tstrings (a contiguous uint8 buffer)."""
-    return carray(ptr_from_int(table[c, 0], np.uint8), (table[c, 1],))
+def _feature_string(ids, tstrings, starts, perm, c, b):
+    """string_at of column c's feature in row b's combination ``perm`` (``tstrings``: a table of
+    contiguous tstring buffers)."""
+    pool = carray(ptr_from_int(tstrings[c, 0], np.uint8), (tstrings[c, 1],))
+    return string_at_outlined(pool, pool[:0], _item(ids, c, _item(starts, c, b, np.int64) + perm[c], np.int64))
 
 
 @njit(cache=True, nogil=True)
@@ -165,7 +163,7 @@ def _layout(counts, batch):
     for b in range(batch):
         n = 1
         for c in range(counts.shape[0]):
-            n *= _int64_at(counts, c, b)
+            n *= _item(counts, c, b, np.int64)
         out_start[b + 1] = out_start[b] + n
     return out_start
 
@@ -175,7 +173,7 @@ def _next_combination(perm, counts, b):
     """The next combination of a row's features, the last column varying fastest (TF's order)."""
     for c in range(perm.shape[0] - 1, -1, -1):
         perm[c] += 1
-        if perm[c] < _int64_at(counts, c, b):
+        if perm[c] < _item(counts, c, b, np.int64):
             return
         perm[c] = 0
 
@@ -195,10 +193,10 @@ def cross_hashed(features, counts, starts, batch, num_buckets, hash_key, from_fi
         k = out_start[b]
         perm[:] = 0
         for j in range(out_start[b + 1] - k):
-            first = _uint64_at(features, 0, _int64_at(starts, 0, b) + perm[0])
+            first = _item(features, 0, _item(starts, 0, b, np.int64) + perm[0], np.uint64)
             h = first if from_first else fingerprint_cat64(np.uint64(hash_key), first)
             for c in range(1, ncol):
-                h = fingerprint_cat64(h, _uint64_at(features, c, _int64_at(starts, c, b) + perm[c]))
+                h = fingerprint_cat64(h, _item(features, c, _item(starts, c, b, np.int64) + perm[c], np.uint64))
             values[k + j] = np.int64(h % buckets)
             _next_combination(perm, counts, b)
     indices, shape = sparse_of_rows(out_start, batch)
@@ -223,8 +221,7 @@ def cross_strings(ids, tstrings, counts, starts, batch, sep, err):
         for j in range(out_start[b + 1] - out_start[b]):
             size = sep_len * (ncol - 1)
             for c in range(ncol):
-                pool = _pool(tstrings, c)
-                _, _, n = string_at_outlined(pool, pool[:0], _int64_at(ids, c, _int64_at(starts, c, b) + perm[c]))
+                _, _, n = _feature_string(ids, tstrings, starts, perm, c, b)
                 size += n
             lengths[out_start[b] + j] = size
             _next_combination(perm, counts, b)
@@ -239,8 +236,7 @@ def cross_strings(ids, tstrings, counts, starts, batch, sep, err):
                 if c > 0:
                     out[at:at + sep_len] = sep_buf[sep_at:sep_at + sep_len]
                     at += sep_len
-                pool = _pool(tstrings, c)
-                buf, start, n = string_at_outlined(pool, pool[:0], _int64_at(ids, c, _int64_at(starts, c, b) + perm[c]))
+                buf, start, n = _feature_string(ids, tstrings, starts, perm, c, b)
                 out[at:at + n] = buf[start:start + n]
                 at += n
             _next_combination(perm, counts, b)

@@ -144,17 +144,14 @@ def column_kinds_model(dim=2, seed=0):
     ]
     module = tf.Module()
     module.layer = tf_keras.layers.DenseFeatures(columns)
-    specs = dict(_COLUMN_KIND_SPECS)
+    specs = {"ident": tf.TensorSpec([None, 3], tf.int64), "hashed": tf.TensorSpec([None, 3], tf.int64),
+             "words": tf.TensorSpec([None, 3], tf.string), "codes": tf.TensorSpec([None, 3], tf.int64),
+             "weighted": tf.TensorSpec([None, 3], tf.string), "weight": tf.TensorSpec([None, 3], tf.float32),
+             "tags": tf.SparseTensorSpec([None, None], tf.string),
+             "price": tf.TensorSpec([None, 2], tf.float32), "count": tf.TensorSpec([None, 1], tf.float32)}
     names = sorted(specs)
     return _with_serve(module, lambda *features: {"features": module.layer(dict(zip(names, features)))},
                        names, [specs[n] for n in names])
-
-
-_COLUMN_KIND_SPECS = {"ident": tf.TensorSpec([None, 3], tf.int64), "hashed": tf.TensorSpec([None, 3], tf.int64),
-                      "words": tf.TensorSpec([None, 3], tf.string), "codes": tf.TensorSpec([None, 3], tf.int64),
-                      "weighted": tf.TensorSpec([None, 3], tf.string), "weight": tf.TensorSpec([None, 3], tf.float32),
-                      "tags": tf.SparseTensorSpec([None, None], tf.string),
-                      "price": tf.TensorSpec([None, 2], tf.float32), "count": tf.TensorSpec([None, 1], tf.float32)}
 
 
 def column_kinds_batch(batch, seed=0):

@@ -34,3 +34,16 @@ def transposed_copy(em, var: str, perm) -> str:
     transpose compiles its error's formatting in every process)."""
     axes = ", ".join(str(int(p)) for p in perm)
     return f"np.ascontiguousarray({em.kernel('shape_ops', 'transposed')}({var}, ({axes},)))"
+
+
+def part_tables_call(em, n_out: int, kernel: str, groups, rest: str):
+    """The ``n_out`` outputs of ``kernel`` (a kernel expression) called with the part table
+    (kernels/concat.part_table) of each group of array expressions, then ``rest`` and err, then
+    the error check. A table holds addresses only: the groups' tuples are kept alive past the call."""
+    held = em.tmp()
+    em.line(f"{held} = ({''.join('(' + ''.join(a + ', ' for a in g) + '), ' for g in groups)})")
+    tables = "".join(f"{em.kernel('concat', 'part_table')}({held}[{i}]), " for i in range(len(groups)))
+    outs = em.call(n_out, f"{kernel}({tables}{rest}, err)", False)
+    em.line(f"{em.kernel('concat', 'keep_alive')}({held})")
+    em.check()
+    return outs

@@ -75,9 +75,9 @@ class BinaryLowering(Lowering):
                     f"{rem} + {b.var}, {rem})")
         if node.op == "DivNoNan":  # 0 where the divisor is 0, whatever the dividend (NaN too)
             quotient = em.tmp()
-            em.line(f"{quotient} = {expr}")
+            em.line(f"{quotient} = {expr}")  # float / float of one type: already the output's dtype
             select_broadcast(em, out, f"{b.var} == 0", f"np.zeros(1, {quotient}.dtype)", quotient, node.out_ranks[0])
-            expr = out
+            return [out]
         if node.out_dtypes[0] != "bool":
             expr += f".astype(np.{node.out_dtypes[0]})"  # NumPy may widen small ints
         em.line(f"{out} = {expr}")

@@ -1,6 +1,6 @@
 """ConcatV2 along a constant axis."""
 from ..registry import Lowering, lowering
-from ._common import const_input, numeric_only
+from ._common import const_input, numeric_only, part_tables_call
 
 
 @lowering("ConcatV2")
@@ -21,11 +21,5 @@ class ConcatLowering(Lowering):
 
 def concat_call(em, parts, axis: int, dtype: str):
     """(flat, shape): the concat kernel over the arrays ``parts`` (expressions, any layout) along
-    ``axis`` (non-negative), through a part table (kernels/concat.py) the parts outlive."""
-    held = em.tmp()
-    em.line(f"{held} = ({''.join(p + ', ' for p in parts)})")
-    outs = em.call(2, f"{em.kernel('concat', 'concat')}({em.kernel('concat', 'part_table')}({held}), {em.int64(axis)}, "
-                      f"np.empty(0, np.{dtype}), err)", False)
-    em.line(f"{em.kernel('concat', 'keep_alive')}({held})")
-    em.check()
-    return outs
+    ``axis`` (non-negative)."""
+    return part_tables_call(em, 2, em.kernel("concat", "concat"), [parts], f"{em.int64(axis)}, np.empty(0, np.{dtype})")

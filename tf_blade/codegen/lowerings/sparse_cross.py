@@ -5,7 +5,7 @@ num_buckets, strong_hash and salt, or SparseCrossV2's separator)."""
 from ...kernels.strings import tstrings_from_bytes
 from ..dtypes import STRING
 from ..registry import Lowering, lowering
-from ._common import const_input, const_value
+from ._common import const_input, const_value, part_tables_call
 
 V1_SEPARATOR = b"_X_"  # SparseCross' string crosses join with this fixed separator
 
@@ -106,26 +106,10 @@ def _rows(node, ins, em):
     return batch, counts, starts, columns
 
 
-def _tup(xs):
-    return "(" + ", ".join(xs) + ",)"
-
-
-def _crossing_call(em, kernel, columns, rest):
-    """The crossing ``kernel`` over per-column lists of 1-D arrays, as part tables
-    (kernels/concat.part_table), the lists' tuples kept alive past the call; three outputs."""
-    held = em.tmp()
-    em.line(f"{held} = ({''.join(_tup(c) + ', ' for c in columns)})")
-    tables = ", ".join(f"{em.kernel('concat', 'part_table')}({held}[{i}])" for i in range(len(columns)))
-    outs = em.call(3, f"{em.kernel('sparse_cross', kernel)}({tables}, {rest}, err)", False)
-    em.line(f"{em.kernel('concat', 'keep_alive')}({held})")
-    em.check()
-    return outs
-
-
 def _cross(node, ins, em, features_of, tail):
     batch, counts, starts, columns = _rows(node, ins, em)
     features = [features_of(v, dense) for v, dense in columns]
-    return _crossing_call(em, "cross_hashed", [features, counts, starts], f"{batch}, {tail}")
+    return part_tables_call(em, 3, em.kernel("sparse_cross", "cross_hashed"), [features, counts, starts], f"{batch}, {tail}")
 
 
 def _cross_strings(node, ins, em, separator: bytes):
@@ -141,7 +125,8 @@ def _cross_strings(node, ins, em, separator: bytes):
             ids.append(f"np.arange({v.var}.size)")
             pools.append(text)
     sep = em.const(tstrings_from_bytes([separator]))
-    indices, text, shape = _crossing_call(em, "cross_strings", [ids, pools, counts, starts], f"{batch}, {sep}")
+    indices, text, shape = part_tables_call(em, 3, em.kernel("sparse_cross", "cross_strings"), [ids, pools, counts, starts],
+                                            f"{batch}, {sep}")
     return [indices, em.made_strings(text, f"np.arange({indices}.shape[0])"), shape]
 
 
