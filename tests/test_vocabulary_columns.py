@@ -153,3 +153,18 @@ def test_bare_tf_function_and_the_decorator_find_their_tables(tmp_path, rng):
     for f in (fn, decorated):
         counts = op_counts(f)
         assert counts["BladeFusedCall"] == 1 and not LOOKUP_OPS & set(counts), counts
+
+
+def test_the_fused_op_does_not_depend_on_the_order_tf_exports_a_table_in(models, monkeypatch):
+    """TF exports a table in its hash map's order, which changes from process to process; the
+    frozen constants must not follow it, or every new process generates other source and misses
+    the disk cache (a warm start recompiled a vocabulary model's lookup parts)."""
+    from conftest import running_nodes
+    from tf_blade import api
+    module, opt, _ = models
+    export = api.export_table
+    monkeypatch.setattr(api, "export_table", lambda *a: tuple(x[::-1] for x in export(*a)))
+    again = tf_blade.optimize(module)
+    keys = [[n.attr["cluster_key"].s for n in running_nodes(o.signatures["serve"].graph.as_graph_def())
+             if n.op.startswith("BladeFusedCall")] for o in (opt, again)]
+    assert keys[0] == keys[1] and len(keys[0]) == 1

@@ -33,12 +33,12 @@ def freeze_tables(graph, handles, export):
         if node.op == "LookupTableSizeV2":
             if handle.name not in dtypes:
                 continue
-            keys, _ = contents.setdefault(handle.name, export(handle.name, *dtypes[handle.name]))
+            keys, _ = contents.setdefault(handle.name, _in_key_order(*export(handle.name, *dtypes[handle.name])))
             _replace_with_const(graph, node, np.array(len(keys), np.int64))
             continue
         if node.attrs["Tout"] == STRING or graph.rank_of(node.inputs[2]) != 0:
             continue  # string values (IndexToString) and per-key defaults stay in TF
-        keys, values = contents.setdefault(handle.name, export(handle.name, node.attrs["Tin"], node.attrs["Tout"]))
+        keys, values = contents.setdefault(handle.name, _in_key_order(*export(handle.name, node.attrs["Tin"], node.attrs["Tout"])))
         originals[node.name] = copy.deepcopy(node)
         arrays = _index_arrays(keys, values)
         refs = [graph.add_const(f"{node.name}/blade_{label}", array) for label, array in arrays]
@@ -46,6 +46,14 @@ def freeze_tables(graph, handles, export):
         node.inputs = node.inputs[1:] + refs
         node.attrs = {"string_keys": node.attrs["Tin"] == STRING}
     return originals
+
+
+def _in_key_order(keys, values):
+    """(keys, values) sorted by key. TF exports a table in its hash map's order, which changes
+    from process to process: the frozen constants, and so the generated source Numba's disk
+    cache is keyed by, would too (a warm start recompiled the parts of a model's lookups)."""
+    order = np.argsort(keys, kind="stable")
+    return keys[order], values[order]
 
 
 def _table_source(graph, lookup):
