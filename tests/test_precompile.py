@@ -43,3 +43,26 @@ def test_the_models_precompile_builds_fuse_whole_and_match_tf(kind):
         got = opt.signatures["serving_default"](**ex.signature_inputs(raw))
         assert got["features"].numpy().tobytes() == want["features"].numpy().tobytes(), rows
 
+
+
+@pytest.mark.parametrize("kind", ["column-kinds", "keras-layers"])
+def test_a_second_process_finds_every_kernel_in_the_disk_cache(kind):
+    """Numba's disk cache is keyed by the generated source, so that source must not change from
+    process to process: a warm process writes nothing to the caches. (TF exports a table in an
+    order that changes per process; generated lookups once followed it and recompiled.)"""
+    import os
+    import subprocess
+    import sys
+
+    from tf_blade.runtime.cache import cache_root
+
+    def files():
+        roots = [os.path.join(cache_root(), "kernels")] + [os.environ[v] for v in ("NUMBA_CACHE_DIR",) if os.environ.get(v)]
+        return {os.path.join(d, f): os.stat(os.path.join(d, f)).st_mtime_ns
+                for root in roots for d, _, names in os.walk(root) for f in names}
+
+    precompile([kind], log=lambda line: None)  # compiles here, or loads what an earlier test compiled
+    before = files()
+    subprocess.run([sys.executable, "-m", "tf_blade.precompile", kind], check=True, capture_output=True)
+    written = {f for f, mtime in files().items() if before.get(f) != mtime}
+    assert not written, sorted(written)
