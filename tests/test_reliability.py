@@ -264,3 +264,20 @@ def test_a_changed_kernel_helper_is_not_served_from_a_stale_disk_cache(tmp_path)
     for value, expected in (("1", "1"), ("1", "1"), ("2", "2")):  # a cache hit, then a changed helper
         (lib / "helper.py").write_text(f"from numba import njit\n\n@njit(inline='always')\ndef value():\n    return {value}\n")
         assert answer() == expected
+
+
+def test_kernel_folders_of_other_versions_go_once_unused_for_a_month(tmp_path, monkeypatch):
+    """Each tf_blade or Numba upgrade starts a kernel folder of its own; the old ones are deleted
+    once unused for STALE_DAYS, a folder still in use (recent mtime) or not ours is kept."""
+    import time
+    monkeypatch.setenv("TF_BLADE_CACHE_DIR", str(tmp_path))
+    month_ago = time.time() - (compiler.STALE_DAYS + 1) * 86400
+    stale, in_use, not_ours = (tmp_path / "kernels" / name for name in ("numba-0.1-aaaa", "numba-0.1-bbbb", "notes"))
+    for folder in (stale, in_use, not_ours):
+        (folder / "__pycache__").mkdir(parents=True)
+        (folder / "k_1.py").write_text("")
+    for folder in (stale, not_ours):
+        os.utime(folder, (month_ago, month_ago))
+    current = compiler._kernel_folder()
+    assert not stale.exists() and in_use.exists() and not_ours.exists()
+    assert os.path.isdir(current) and os.path.getmtime(current) > month_ago

@@ -11,9 +11,11 @@ import functools
 import hashlib
 import json
 import os
+import shutil
 import sys
 import tempfile
 import threading
+import time
 import warnings
 
 import numba
@@ -93,7 +95,31 @@ def code_version() -> str:
 
 
 def _kernel_folder() -> str:
-    return os.path.join(cache_root(), "kernels", f"numba-{numba.__version__}-{code_version()}")
+    folder = os.path.join(cache_root(), "kernels", f"numba-{numba.__version__}-{code_version()}")
+    _prune_other_versions(folder)
+    return folder
+
+
+STALE_DAYS = 30
+
+
+@functools.lru_cache(maxsize=None)
+def _prune_other_versions(folder: str) -> None:
+    """Once a process: marks ``folder`` used (its mtime) and deletes the kernel folders of other
+    code versions not used for STALE_DAYS. Every tf_blade or Numba upgrade starts a new folder
+    (tens of MB of generated modules and machine code each), and nothing else removes the old
+    ones. A version still in use elsewhere touches its folder at each process start."""
+    parent = os.path.dirname(folder)
+    try:
+        os.makedirs(folder, exist_ok=True)
+        os.utime(folder)
+        cutoff = time.time() - STALE_DAYS * 86400
+        for name in os.listdir(parent):
+            path = os.path.join(parent, name)
+            if name.startswith("numba-") and path != folder and os.path.isdir(path) and os.path.getmtime(path) < cutoff:
+                shutil.rmtree(path, ignore_errors=True)
+    except OSError:
+        pass  # a cache we cannot tidy still serves
 
 
 def _write_source(stem: str, source: str) -> str:
