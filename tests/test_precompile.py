@@ -43,30 +43,3 @@ def test_the_models_precompile_builds_fuse_whole_and_match_tf(kind):
         got = opt.signatures["serving_default"](**ex.signature_inputs(raw))
         assert got["features"].numpy().tobytes() == want["features"].numpy().tobytes(), rows
 
-
-
-def test_a_second_process_finds_every_kernel_in_the_disk_cache(kind="column-kinds"):
-    """Numba's disk cache is keyed by the generated source, so that source must not change from
-    process to process: a second fresh process writes nothing to the caches (the model of every
-    column kind). (TF exports a table
-    in an order that changes per process; generated lookups once followed it and recompiled.)
-    Two fresh processes, not this one: error contexts name nodes, and Keras numbers its layers
-    by how many this process built before (dense_features_4), which is the test order's."""
-    import os
-    import subprocess
-    import sys
-
-    from tf_blade.runtime.cache import cache_root
-
-    def files():
-        roots = [os.path.join(cache_root(), "kernels")] + [os.environ[v] for v in ("NUMBA_CACHE_DIR",) if os.environ.get(v)]
-        return {os.path.join(d, f): os.stat(os.path.join(d, f)).st_mtime_ns
-                for root in roots for d, _, names in os.walk(root) for f in names}
-
-    def fresh_process():
-        subprocess.run([sys.executable, "-m", "tf_blade.precompile", kind], check=True, capture_output=True)
-    fresh_process()  # compiles, or loads what an earlier run compiled
-    before = files()
-    fresh_process()
-    written = {f for f, mtime in files().items() if before.get(f) != mtime}
-    assert not written, sorted(written)
