@@ -155,6 +155,34 @@ def test_bare_tf_function_and_the_decorator_find_their_tables(tmp_path, rng):
         assert counts["BladeFusedCall"] == 1 and not LOOKUP_OPS & set(counts), counts
 
 
+def test_python_root_finds_a_table_by_its_shortest_path():
+    """The search is depth limited: a long path that reaches a list at its last level must not
+    hide the table a short path to the same list finds (the search once went depth first, and
+    which path came first followed PYTHONHASHSEED)."""
+    from tf_blade.graph.frontend import python_root
+    table = tf.Module()
+    holder = [table]
+
+    def far():
+        return holder
+
+    def near():
+        return far()
+
+    def serve():  # the closure (near -> far -> holder) is searched before holder, a global
+        return near(), _HOLDERS
+
+    _HOLDERS.append(holder)
+    try:
+        root = python_root(serve, depth=3)
+        assert root is not None and any(obj is table for obj in root.referenced)
+    finally:
+        _HOLDERS.clear()
+
+
+_HOLDERS = []
+
+
 def test_the_fused_op_does_not_depend_on_the_order_tf_exports_a_table_in(models, monkeypatch):
     """TF exports a table in its hash map's order, which changes from process to process; the
     frozen constants must not follow it, or every new process generates other source and misses

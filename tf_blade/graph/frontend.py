@@ -2,6 +2,7 @@
 captures the same variables (never frozen: real embedding tables exceed protobuf's 2 GB)."""
 from __future__ import annotations
 
+import collections
 import dis
 import inspect
 import re
@@ -152,38 +153,47 @@ def python_root(py_func, depth=3):
     from tensorflow.python.trackable.base import Trackable
     found, seen = {}, set()
 
-    def visit(obj, level):
-        if isinstance(obj, weakref.ref):
-            obj = obj()
-        if obj is None or id(obj) in seen or isinstance(obj, (str, bytes, int, float)):
-            return
-        seen.add(id(obj))
+    def referents(obj, level):
+        """(object, levels left) pairs that ``obj`` refers to; Trackables and leaves end a path."""
         if isinstance(obj, Trackable):
             found[id(obj)] = obj
             return
         if isinstance(obj, (list, tuple, dict)):
             items = obj.values() if isinstance(obj, dict) else obj
             if len(obj) <= _MAX_CONTAINER and level > 0:
-                for item in items:
-                    visit(item, level - 1)
+                yield from ((item, level - 1) for item in items)
             return
         if level == 0:
             return
         if inspect.ismethod(obj):
-            visit(obj.__self__, level)
+            yield obj.__self__, level
             obj = obj.__func__
         if inspect.isfunction(obj):
             for cell in obj.__closure__ or ():
                 try:
-                    visit(cell.cell_contents, level - 1)
+                    yield cell.cell_contents, level - 1
                 except ValueError:  # an empty cell
                     pass
             for name in _loaded_globals(obj.__code__):
                 if name in obj.__globals__:
-                    visit(obj.__globals__[name], level - 1)
+                    yield obj.__globals__[name], level - 1
+
+    def search(start):
+        # Breadth first, so an object is expanded with the most levels any path leaves it:
+        # depth first let a long path reach a list at its last level, mark it seen, and hide
+        # the table a short path to the same list would have found.
+        queue = collections.deque([(start, depth)])
+        while queue:
+            obj, level = queue.popleft()
+            if isinstance(obj, weakref.ref):
+                obj = obj()
+            if obj is None or id(obj) in seen or isinstance(obj, (str, bytes, int, float)):
+                continue
+            seen.add(id(obj))
+            queue.extend(referents(obj, level))
 
     try:
-        visit(py_func, depth)
+        search(py_func)
     except Exception:  # noqa: BLE001 - user objects can raise anywhere; then there is no root
         return None
     if not found:
@@ -199,11 +209,11 @@ _MAX_CONTAINER = 1000  # lists and dicts longer than this are data, not layers
 def _loaded_globals(code):
     """Names ``code`` (and the code of functions it defines) loads as globals; attribute names,
     which co_names also lists, are not globals."""
-    names = {i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")}
+    names = [i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME")]
     for const in code.co_consts:
         if inspect.iscode(const):
-            names |= _loaded_globals(const)
-    return names
+            names += _loaded_globals(const)
+    return list(dict.fromkeys(names))  # in code order: a set's order changed with PYTHONHASHSEED
 
 
 def static_tables(root):
