@@ -136,9 +136,16 @@ def test_a_failed_load_clears_the_models_caches_before_the_kernel_librarys(modul
 
 def test_without_parallel_columns_results_are_the_same(tmp_path):
     # TF_BLADE_PARALLEL=0 (or no TBB) runs a layer's columns one after another, bit-identical
-    _serve(_with_native_op(tmp_path / "cache"), TF_BLADE_PARALLEL="0")
-    sources = [p for p in _kernel_files(str(tmp_path / "cache")) if p.endswith(".py")]
-    assert _cluster_sources(tmp_path / "cache") and not any(map(_runs_parallel, sources))
+    cache = _with_native_op(tmp_path / "cache")
+    _serve(cache, TF_BLADE_PARALLEL="0")
+    sources = [p for p in _kernel_files(str(cache)) if p.endswith(".py")]
+    serial = {p: open(p).read() for p in _cluster_sources(cache)}
+    assert serial and not any(map(_runs_parallel, sources))
+    if parallel_enabled():  # a parallel process sharing the cache writes its own module beside
+        _serve(cache)       # (its source differs), or the two rewrite and recompile each other's
+        parallel = {p: open(p).read() for p in _cluster_sources(cache) if p not in serial}
+        assert {p: open(p).read() for p in serial} == serial
+        assert len(parallel) == len(serial) and not set(parallel.values()) & set(serial.values())
 
 
 # A serving process whose kernel cannot be used: the compile callback fails (a broken Numba or

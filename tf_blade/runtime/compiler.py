@@ -23,6 +23,7 @@ import numba
 from ..codegen.generate import generate
 from .cache import cache_root, source_digest
 from .modules import import_file
+from .threads import parallel_enabled
 
 _modules = {}
 _lock = threading.RLock()
@@ -36,7 +37,9 @@ def spec_key(spec_text: str) -> str:
 def load_kernel(spec_text: str):
     """Returns the generated module for ``spec_text``: ``body`` for NumPy, ``entry`` for C."""
     global compile_count
-    key = spec_key(spec_text)
+    # The source also follows parallel_enabled() (TF_BLADE_PARALLEL, TBB): processes configured
+    # otherwise that share a cache must not rewrite each other's module and recompile it.
+    key = spec_key(spec_text) + ("" if parallel_enabled() else "_serial")
     with _lock:
         module = _modules.get(key)
         if module is None:
