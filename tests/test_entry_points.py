@@ -57,6 +57,17 @@ def test_loaded_saved_model(saved_model, batch, expected):
         tf_blade.optimize(tf.saved_model.load(saved_model + "_bare"))
 
 
+def test_a_signature_takes_keywords_only_as_stock_tf_does(saved_model, batch):
+    """A SavedModel signature refuses positional inputs; the optimized one did not and bound them in
+    sorted-name order, so a call in the Python parameters' order swapped same-dtype columns."""
+    stock = tf.saved_model.load(saved_model).signatures["serving_default"]
+    fused = tf_blade.optimize(saved_model).signatures["serving_default"]
+    for fn in (stock, fused):
+        with pytest.raises(TypeError, match="positional"):
+            fn(*batch.values())
+    assert fused.structured_input_signature == stock.structured_input_signature
+
+
 def test_tf_module(module, batch, expected):
     opt = tf_blade.optimize(module)
     np.testing.assert_array_equal(features(opt.signatures["serve"](**batch)), expected)

@@ -90,8 +90,8 @@ def rebuild(cf, graph_def, variables, fetches):
 
     used = {ref.lstrip("^").split(":")[0] for nd in graph_def.node for ref in nd.input}
 
-    def body(*args):
-        input_map = dict(zip(ph_names, args))
+    def body(*args, **kwargs):
+        input_map = dict(zip(ph_names, list(args) + [kwargs[n] for n in names[len(args):]]))
         for external, internal in captures:
             if internal.op.name not in used:  # read only by fused ops now (a frozen table)
                 continue
@@ -105,14 +105,33 @@ def rebuild(cf, graph_def, variables, fetches):
                  for x in tf.nest.flatten(structure, expand_composites=True)]
         return tf.nest.pack_sequence_as(structure, slots, expand_composites=True)
 
-    # Real parameter names, so the function is callable with the original keywords.
-    body.__signature__ = inspect.Signature(
-        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+    # Real parameter names, so the function is callable with the original keywords, and their
+    # kinds: a signature's inputs are keyword-only, and a positional call, which stock TF
+    # refuses, would bind them in sorted-name order.
+    kinds = _parameter_kinds(cf, len(names))
+    body.__signature__ = inspect.Signature([inspect.Parameter(n, k) for n, k in zip(names, kinds)])
     specs = [tf.TensorSpec(p.shape, p.dtype, name=n) for p, n in zip(placeholders, names)]
-    fn = tf.function(body, input_signature=specs, autograph=False)
-    concrete = fn.get_concrete_function()
+    n_positional = kinds.count(inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    # input_signature cannot hold keyword-only parameters: trace with the specs as arguments
+    fn = tf.function(body, autograph=False)
+    concrete = fn.get_concrete_function(*specs[:n_positional], **dict(zip(names[n_positional:], specs[n_positional:])))
+    if n_positional == 0 and getattr(cf, "_num_positional_args", None) is not None:
+        # TF's flat-signature path accepts this many positional inputs (a SavedModel signature:
+        # none, or its only one); left at its default, every input could come positionally
+        concrete._num_positional_args = min(cf._num_positional_args, len(names))
     _register_fallbacks(graph_def)
     return fn, concrete
+
+
+def _parameter_kinds(cf, n):
+    """``cf``'s parameter kinds where it has one parameter an input (as function_io names them),
+    positional-or-keyword followed by keyword-only; else all positional-or-keyword."""
+    positional, keyword = inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY
+    parameters = list(cf.function_type.parameters.values()) if cf.function_type else []
+    kinds = [p.kind for p in parameters]
+    if len(kinds) != n or any(k not in (positional, keyword) for k in kinds) or kinds != sorted(kinds):
+        return [positional] * n
+    return kinds
 
 
 def _register_fallbacks(graph_def):
