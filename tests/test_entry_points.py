@@ -68,6 +68,34 @@ def test_a_signature_takes_keywords_only_as_stock_tf_does(saved_model, batch):
     assert fused.structured_input_signature == stock.structured_input_signature
 
 
+def test_the_saved_model_keeps_every_table_its_functions_read(tmp_path):
+    """A mutable table beside a fused lookup, and the tables of a SavedModel tf_blade wrote itself
+    (optimized again), were left out of the written SavedModel and TF refused to save it; a bare
+    ConcreteFunction's table has no owner to save: that is a clear error."""
+    m = tf.Module()
+    m.words = tf.lookup.StaticHashTable(tf.lookup.KeyValueTensorInitializer(["a", "b", "c"], [0, 1, 2], tf.string, tf.int64), 3)
+    m.seen = tf.lookup.experimental.MutableHashTable(tf.string, tf.int64, default_value=-1)
+    m.seen.insert(tf.constant(["b"]), tf.constant([7], tf.int64))
+    m.emb = tf.Variable(tf.reshape(tf.range(8, dtype=tf.float32), [4, 2]))
+
+    @tf.function(input_signature=[tf.TensorSpec([None, None], tf.string, name="w")])
+    def serve(w):
+        return {"e": tf.reduce_mean(tf.gather(m.emb, m.words.lookup(w)), axis=1), "seen": m.seen.lookup(w)}
+    m.serve = serve
+    tf.saved_model.save(m, str(tmp_path / "original"), signatures={"serving_default": serve})
+    x = {"w": tf.constant([["a", "zz"], ["c", "b"]])}
+    want = serve(**x)
+    first = tf_blade.optimize(str(tmp_path / "original"), str(tmp_path / "once"), min_cluster_size=1)
+    assert first.report.fused_ops >= 1
+    tf_blade.optimize(str(tmp_path / "once"), str(tmp_path / "twice"), min_cluster_size=1)
+    for path in ("once", "twice"):
+        got = tf_blade.load(str(tmp_path / path)).signatures["serving_default"](**x)
+        for key in want:
+            np.testing.assert_array_equal(got[key].numpy(), want[key].numpy())
+    with pytest.raises(ValueError, match="ConcreteFunction"):
+        tf_blade.optimize(serve.get_concrete_function(), str(tmp_path / "bare"), min_cluster_size=1)
+
+
 def test_tf_module(module, batch, expected):
     opt = tf_blade.optimize(module)
     np.testing.assert_array_equal(features(opt.signatures["serve"](**batch)), expected)

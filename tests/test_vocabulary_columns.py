@@ -78,12 +78,14 @@ def test_saved_model_round_trip_freezes_restored_tables(models, rng):
     assert not LOOKUP_OPS & set(op_counts(fn))
     x = _batch(rng, 64)
     key = next(iter(fn.structured_outputs))
-    # The saved signature flattened the input dict (sorted keys) into x, x_1, x_2.
-    np.testing.assert_array_equal(module.serve(x).numpy(), fn(*[x[k] for k in sorted(x)])[key].numpy())
+    # The saved signature flattened the input dict (sorted keys) into x, x_1, x_2: keywords only,
+    # in process as after loading
+    names = sorted(fn.structured_input_signature[1])
+    np.testing.assert_array_equal(module.serve(x).numpy(), fn(**dict(zip(names, [x[k] for k in sorted(x)])))[key].numpy())
     reloaded = tf.saved_model.load(str(tmp / "optimized"))  # the SavedModel optimize() wrote
     assert np.array_equal(module.serve(x).numpy(), reloaded.signatures["serve"](**{"x_" + k: v for k, v in x.items()})["output_0"].numpy())
     again = tf.saved_model.load(str(tmp / "reoptimized")).signatures["serving_default"]
-    names = sorted(again.structured_input_signature[1])  # x, x_1, x_2 as above, keywords only now
+    names = sorted(again.structured_input_signature[1])  # x, x_1, x_2 as above
     np.testing.assert_array_equal(module.serve(x).numpy(), again(**dict(zip(names, [x[k] for k in sorted(x)])))[key].numpy())
 
 

@@ -9,8 +9,8 @@ import time
 
 import tensorflow as tf
 
-from .graph.frontend import (collect_variables, export_table, function_io, python_root, rebuild, static_table_handles,
-                             static_tables, variable_shapes)
+from .graph.frontend import (captured_resources, collect_variables, export_table, function_io, python_root,
+                             rebuild, static_table_handles, static_tables, variable_shapes)
 from .fast_call import eager_types, flat_inputs, with_fast_call
 from .passes.pipeline import Options, run_pipeline
 from .report import Report
@@ -81,7 +81,8 @@ def _optimize(root, functions, output_dir, bridge, options):
                 saved[name] = _function_to_save(cf, signatures[name], variables, chosen, options, root)
     optimized = OptimizedModel(signatures, functions, variables, report, keep_alive)
     if output_dir is not None:
-        _save(saved, variables, static_tables(root), output_dir, report)
+        resources = {id(r): r for r in static_tables(root) + captured_resources(root, saved.values())}
+        _save(saved, variables, list(resources.values()), output_dir, report)
     return optimized
 
 
@@ -141,7 +142,15 @@ def _save(functions, variables, tables, output_dir, report):
     holder.blade_tables = list(tables)  # fused ops hand them to their fallback; unfused lookups read them
     holder.blade_functions = dict(functions)
     signatures = {name: cf for name, cf in functions.items() if _is_signature_compatible(cf)}
-    tf.saved_model.save(holder, output_dir, signatures=signatures or None)
+    try:
+        tf.saved_model.save(holder, output_dir, signatures=signatures or None)
+    except AssertionError as e:  # TF's check that every captured resource is saved with its owner
+        if "untracked" not in str(e):
+            raise
+        raise ValueError("tf_blade: cannot save the optimized model: a function reads a resource (a lookup "
+                         "table) that no object passed to optimize() holds; pass the tf.Module, tf.function "
+                         "or SavedModel that owns it rather than a ConcreteFunction. TF said: "
+                         + str(e).splitlines()[0]) from None
     report.saved_to = output_dir
 
 

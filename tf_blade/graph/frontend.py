@@ -246,6 +246,28 @@ def static_tables(root):
     return [obj for obj in objects if _is_static_table(obj)]
 
 
+def captured_resources(root, functions):
+    """The trackable resources (tables, mutable or not; not variables) in ``root``'s object graph
+    whose handles ``functions`` capture: a SavedModel must track each one its functions read."""
+    if root is None:
+        return []
+    captured = {id(external) for cf in functions for external, _ in cf.graph.captures}
+    try:
+        objects = tf.train.TrackableView(root).descendants()
+    except (TypeError, AttributeError, ValueError):
+        return []
+    found = []
+    for obj in objects:
+        if isinstance(obj, tf.Variable):
+            continue
+        try:
+            if id(obj.resource_handle) in captured:
+                found.append(obj)
+        except (AttributeError, ValueError, RuntimeError):
+            continue
+    return found
+
+
 def static_table_handles(root, cf):
     """Captured-placeholder name -> table handle, for the static tables ``cf`` looks up (their
     contents can be frozen into a kernel)."""
