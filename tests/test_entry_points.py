@@ -68,6 +68,18 @@ def test_a_signature_takes_keywords_only_as_stock_tf_does(saved_model, batch):
     assert fused.structured_input_signature == stock.structured_input_signature
 
 
+def test_outputs_keep_their_static_shapes(saved_model, tmp_path):
+    """The fused op's shape function knows only ranks; the function's outputs keep the shapes TF
+    inferred (a Keras layer after it needs the feature width), in process and in the SavedModel."""
+    stock = tf.saved_model.load(saved_model).signatures["serving_default"]
+    want = stock.structured_outputs["features"].shape
+    assert want.as_list() == [None, COLUMNS * 4]
+    fused = tf_blade.optimize(saved_model, str(tmp_path / "opt")).signatures["serving_default"]
+    loaded = tf_blade.load(str(tmp_path / "opt")).signatures["serving_default"]
+    assert fused.structured_outputs["features"].shape == want
+    assert loaded.structured_outputs["features"].shape == want
+
+
 def test_the_saved_model_keeps_every_table_its_functions_read(tmp_path):
     """A mutable table beside a fused lookup, and the tables of a SavedModel tf_blade wrote itself
     (optimized again), were left out of the written SavedModel and TF refused to save it; a bare

@@ -81,7 +81,7 @@ def rebuild(cf, graph_def, variables, fetches):
     """A new ConcreteFunction running ``graph_def`` in place of ``cf``'s body: same inputs (names
     included), same nested outputs (``fetches``: their refs in ``graph_def``), the same
     variables captured by handle."""
-    placeholders, names, _ = function_io(cf)
+    placeholders, names, outputs = function_io(cf)
     by_handle = {id(v.handle): v for v in variables}
     captures = list(cf.graph.captures)
     fetches = [f if ":" in f else f + ":0" for f in fetches]
@@ -100,6 +100,9 @@ def rebuild(cf, graph_def, variables, fetches):
             input_map[internal.name] = tf.identity(var.handle if var is not None else external)
         outs = tf.graph_util.import_graph_def(graph_def, input_map=input_map,
                                               return_elements=fetches, name="blade")
+        for out, original in zip(outs, outputs):  # a fused op's shape function knows only ranks
+            if out.shape.is_compatible_with(original.shape):
+                out.set_shape(original.shape)
         flat = iter(outs)
         slots = [next(flat) if _is_output_slot(x) else x
                  for x in tf.nest.flatten(structure, expand_composites=True)]
