@@ -146,6 +146,46 @@ def test_blade_function_decorator(module, batch, expected):
     assert len(serve.optimized) == 1 and len(calls) == 1  # traced and optimized once
 
 
+def test_training_through_the_decorator(module, batch):
+    """Fused ops have no gradient. A @tf_blade.function runs its original graph while a tape
+    records, so its embedding gradients are TF's."""
+    layer = module.layer
+
+    @tf_blade.function(input_signature=[tf.TensorSpec([None, None], tf.string, name=n)
+                                        for n in column_names(COLUMNS)])
+    def serve(*cols):
+        return layer(dict(zip(column_names(COLUMNS), cols)))
+
+    def gradients(fn):
+        with tf.GradientTape() as tape:
+            out = fn(*batch.values())
+            loss = tf.reduce_sum(tf.square(out["features"] if isinstance(out, dict) else out))
+        return [tf.convert_to_tensor(g).numpy() for g in tape.gradient(loss, layer.trainable_variables)]
+    serve(*batch.values())  # optimized first: the tape must still get the original graph
+    want = gradients(module.serve)
+    assert want and any(np.any(w != 0) for w in want)
+    for w, g in zip(want, gradients(serve)):
+        np.testing.assert_array_equal(w, g)
+    # An optimized function reads its tables by handle, which no tape sees: they get no gradient
+    # (README), and a call under a tape still answers.
+    fused = tf_blade.optimize(module.serve).signatures["serving_default"]
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_sum(fused(*batch.values())["features"])
+    assert tape.gradient(loss, layer.trainable_variables) == [None] * len(layer.trainable_variables)
+
+
+def test_a_gradient_into_a_fused_op_says_why_there_is_none():
+    f = tf.function(lambda x: {"y": tf.cast(tf.raw_ops.Bucketize(input=x, boundaries=[0.0]), tf.float32) + x * 2.0},
+                    input_signature=[tf.TensorSpec([None, 2], tf.float32)])
+    fn = tf_blade.optimize(f, min_cluster_size=1).signatures["serving_default"]
+    x = tf.constant([[-1.0, 2.0]])
+    with pytest.raises(LookupError, match="no gradient for the fused op .* for inference"):
+        with tf.GradientTape() as tape:
+            tape.watch(x)
+            y = fn(x)["y"]
+        tape.gradient(y, x)
+
+
 def test_fresh_process_loads_written_saved_model(saved_model, batch, expected, tmp_path):
     out = str(tmp_path / "opt")
     tf_blade.optimize(saved_model, out)

@@ -23,9 +23,11 @@ _map_source_subpackages()
 from .api import OptimizedModel, function, load, optimize  # noqa: F401
 from .report import Report  # noqa: F401
 from .runtime.bridge import native_bridge as _native_bridge
+from .runtime.bridge import register_gradients as _register_gradients
 
 __version__ = "0.1.0"
 
 # Registers BladeFusedCall (building it on first use) so optimized SavedModels load after
 # ``import tf_blade``; without a compiler this warns and optimize() uses numpy_function.
 _native_bridge()
+_register_gradients()

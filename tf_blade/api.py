@@ -8,6 +8,7 @@ import os
 import time
 
 import tensorflow as tf
+from tensorflow.python.eager import record
 
 from .graph.frontend import (captured_resources, collect_variables, export_table, function_io, python_root,
                              rebuild, static_table_handles, static_tables, variable_shapes)
@@ -216,7 +217,8 @@ def _traced(fn, name):
 
 
 def function(func=None, **tf_function_kwargs):
-    """Drop-in for @tf.function: each traced signature is optimized once, then reused."""
+    """Drop-in for @tf.function: each traced signature is optimized once, then reused. While a
+    gradient tape records, calls run the original tf.function (fused ops have no gradient)."""
     if func is None:
         return functools.partial(function, **tf_function_kwargs)
     traced = tf.function(func, **tf_function_kwargs)
@@ -225,6 +227,8 @@ def function(func=None, **tf_function_kwargs):
 
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
+        if record.could_possibly_record():  # training: fused ops have no gradient, the original graph has
+            return traced(*args, **kwargs)
         types = None if kwargs else eager_types(args)
         fn = by_types.get(types)
         if fn is not None:

@@ -32,6 +32,25 @@ _native_error = None
 _lock = threading.Lock()
 
 
+def _no_gradient(op, *grads):
+    raise LookupError(
+        f"tf_blade: no gradient for the fused op {op.name} ({op.type}): an optimized model is for "
+        "inference. Train the original model (a @tf_blade.function runs its original graph while "
+        "a gradient tape records), then optimize it again.")
+
+
+def register_gradients():
+    """Fused ops get a gradient that says why there is none: TF's own message (no gradient
+    defined for op type BladeFusedCall) names no way out, and no gradient at all would let
+    training skip the tables silently."""
+    import tensorflow as tf
+    for op_type in FUSED_OPS:
+        try:
+            tf.RegisterGradient(op_type)(_no_gradient)
+        except KeyError:  # registered already (this module imported again)
+            pass
+
+
 def native_bridge():
     """The loaded native bridge, or None (with the reason in ``native_unavailable_reason()``)."""
     global _native, _native_error
