@@ -46,6 +46,8 @@ def features(out):
 def test_saved_model_dir(saved_model, batch, expected, tmp_path):
     opt = tf_blade.optimize(saved_model, str(tmp_path / "opt"))
     assert opt.report.fused_ops == 1
+    assert list(opt.report.save_notes) == ["serve"]  # the attribute behind serving_default is not written
+    assert "serve: this tf.function attribute is not written" in str(opt.report)
     np.testing.assert_array_equal(features(opt.signatures["serving_default"](**batch)), expected)
 
 
@@ -106,6 +108,14 @@ def test_the_saved_model_keeps_every_table_its_functions_read(tmp_path):
             np.testing.assert_array_equal(got[key].numpy(), want[key].numpy())
     with pytest.raises(ValueError, match="ConcreteFunction"):
         tf_blade.optimize(serve.get_concrete_function(), str(tmp_path / "bare"), min_cluster_size=1)
+
+
+def test_the_report_says_where_a_function_with_composite_inputs_went(tmp_path):
+    f = tf.function(lambda sp: {"s": tf.sparse.reduce_sum(sp, axis=1)},
+                    input_signature=[tf.SparseTensorSpec([None, 3], tf.float32)])
+    opt = tf_blade.optimize(f, str(tmp_path / "opt"))  # nothing fuses: it keeps its SparseTensor input
+    assert "written as blade_functions['serving_default'], not as a signature" in str(opt.report)
+    assert not tf.saved_model.load(str(tmp_path / "opt")).signatures
 
 
 def test_tf_module(module, batch, expected):

@@ -84,6 +84,8 @@ def _optimize(root, functions, output_dir, bridge, options):
     if output_dir is not None:
         resources = {id(r): r for r in static_tables(root) + captured_resources(root, saved.values())}
         _save(saved, variables, list(resources.values()), output_dir, report)
+        for name in _other_functions(root, functions):
+            report.save_notes[name] = "this tf.function attribute is not written (only signatures are optimized and written)"
     return optimized
 
 
@@ -143,6 +145,9 @@ def _save(functions, variables, tables, output_dir, report):
     holder.blade_tables = list(tables)  # fused ops hand them to their fallback; unfused lookups read them
     holder.blade_functions = dict(functions)
     signatures = {name: cf for name, cf in functions.items() if _is_signature_compatible(cf)}
+    for name in functions.keys() - signatures.keys():
+        report.save_notes[name] = (f"written as blade_functions[{name!r}], not as a signature (its inputs "
+                                   "are not all plain tensors)")
     try:
         tf.saved_model.save(holder, output_dir, signatures=signatures or None)
     except AssertionError as e:  # TF's check that every captured resource is saved with its owner
@@ -153,6 +158,19 @@ def _save(functions, variables, tables, output_dir, report):
                          "or SavedModel that owns it rather than a ConcreteFunction. TF said: "
                          + str(e).splitlines()[0]) from None
     report.saved_to = output_dir
+
+
+def _other_functions(root, optimized):
+    """Names of ``root``'s tf.function attributes that optimize() did not take (a loaded
+    SavedModel's functions outside its signatures; a module's attributes are taken by name)."""
+    if root is None:
+        return []
+    try:
+        children = root._trackable_children()  # what TF itself saves of an object
+    except Exception:  # noqa: BLE001 - not a trackable we can read: nothing to name
+        return []
+    return sorted(name for name, child in children.items()
+                  if isinstance(child, tf.types.experimental.GenericFunction) and name not in optimized)
 
 
 def _is_signature_compatible(cf):

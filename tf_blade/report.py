@@ -11,6 +11,8 @@ class Report:
     bridge: str
     functions: Dict[str, dict] = dataclasses.field(default_factory=dict)
     saved_to: Optional[str] = None
+    # function name -> how the written SavedModel differs from the original there
+    save_notes: Dict[str, str] = dataclasses.field(default_factory=dict)
 
     @property
     def fused_ops(self) -> int:
@@ -35,6 +37,8 @@ class Report:
                 lines.append(f"    not fused: {count} x {reason}")
         if self.saved_to:
             lines.append(f"  saved to {self.saved_to}")
+        for name, note in self.save_notes.items():
+            lines.append(f"    {name}: {note}")
         return "\n".join(lines)
 
     def to_json(self):
