@@ -87,3 +87,22 @@ def test_category_encoding_fuses_with_its_assert(rng):
         np.testing.assert_array_equal(fused(x)["out"].numpy(), encode(x)["out"].numpy())
     with pytest.raises(tf.errors.InvalidArgumentError, match="values < num_tokens with num_tokens=6"):
         fused(tf.constant([[1, 2, 6]], tf.int64))
+
+
+@pytest.mark.parametrize("package", ["tf_keras", "keras"])
+def test_a_keras_model_is_optimized_through_its_call(package, tmp_path):
+    """optimize(model) serves the model's call, one input per model input: not the tf.functions
+    Keras keeps on it (after predict(), predict_function, which reads a dataset iterator)."""
+    K = pytest.importorskip(package)
+    inp = K.Input(shape=(None,), dtype="string", name="words")
+    pooled = K.layers.GlobalAveragePooling1D()(K.layers.Embedding(50, 2)(K.layers.Hashing(50)(inp)))
+    model = K.Model(inp, pooled)
+    x = tf.constant([["a", "b"], ["c", ""]])
+    want = model(x).numpy()
+    model.predict(x, verbose=0)
+    opt = tf_blade.optimize(model, str(tmp_path / "opt"))
+    assert list(opt.signatures) == ["serving_default"] and opt.report.fused_ops == 1
+    loaded = tf_blade.load(str(tmp_path / "opt")).signatures["serving_default"]
+    for fn in (opt.signatures["serving_default"], loaded):
+        got = fn(words=x)  # the model's output in process; a signature's {"output_0": ...} once saved
+        np.testing.assert_array_equal((got if isinstance(got, tf.Tensor) else got["output_0"]).numpy(), want)

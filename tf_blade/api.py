@@ -4,14 +4,15 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import inspect
 import os
 import time
 
 import tensorflow as tf
 from tensorflow.python.eager import record
 
-from .graph.frontend import (captured_resources, collect_variables, export_table, function_io, python_root,
-                             rebuild, static_table_handles, static_tables, variable_shapes)
+from .graph.frontend import (_identifier, captured_resources, collect_variables, export_table, function_io,
+                             python_root, rebuild, static_table_handles, static_tables, variable_shapes)
 from .fast_call import eager_types, flat_inputs, with_fast_call
 from .passes.pipeline import Options, run_pipeline
 from .report import Report
@@ -53,8 +54,8 @@ def disabled() -> bool:
 def optimize(model, output_dir=None, *, bridge=None, min_cluster_size=2, allow_ops=None,
              deny_ops=(), inputs=None, outputs=None):
     """Optimizes a SavedModel (its directory or what tf.saved_model.load returned), tf.Module,
-    tf.function, ConcreteFunction or GraphDef (a GraphDef needs ``inputs`` and ``outputs``:
-    tensor names such as "x:0").
+    tf.function, ConcreteFunction, Keras model (its call on its inputs, as "serving_default") or
+    GraphDef (a GraphDef needs ``inputs`` and ``outputs``: tensor names such as "x:0").
 
     Returns an OptimizedModel; with ``output_dir`` also writes an optimized SavedModel there
     (loadable after ``import tf_blade``). ``bridge``: "native", "numpy" or "auto" (default, or
@@ -189,6 +190,8 @@ def _concrete_functions(model):
         return None, {"serving_default": model}
     if isinstance(model, tf.types.experimental.GenericFunction):  # its tables live in what its code names
         return python_root(model.python_function), _traced(model, "serving_default")
+    if _is_keras_model(model):  # its call, not the tf.functions Keras keeps (predict_function reads an iterator)
+        return model, _traced(_keras_call(model), "serving_default")
     if isinstance(model, tf.Module):
         functions = {}
         sigs = getattr(model, "signatures", None)
@@ -223,6 +226,27 @@ def _graph_def_function(graph_def, inputs, outputs):
     graph = wrapped.graph
     return wrapped.prune([graph.get_tensor_by_name(n) for n in inputs],
                          [graph.get_tensor_by_name(n) for n in outputs])
+
+
+def _is_keras_model(model) -> bool:
+    return callable(model) and all(hasattr(model, a) for a in ("predict", "fit", "inputs", "layers"))
+
+
+def _keras_call(model):
+    """A Keras model's call as a tf.function of one TensorSpec per model input, as its export
+    serves it (a functional model's inputs; a subclassed one has none until built on data)."""
+    inputs = model.inputs
+    if not inputs:
+        raise ValueError("optimize(): this Keras model has no known inputs (a subclassed model?); pass a "
+                         "tf.function with an input_signature that calls it")
+    names = []
+    for i, t in enumerate(inputs):
+        names.append(_identifier(t.name.split(":")[0], i, names))
+
+    def call(*xs):
+        return model(xs[0] if len(xs) == 1 else list(xs))
+    call.__signature__ = inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+    return tf.function(call, input_signature=[tf.TensorSpec(t.shape, t.dtype, name=n) for t, n in zip(inputs, names)])
 
 
 def _traced(fn, name):
