@@ -23,6 +23,11 @@ def test_cli_runs_precompile(capsys):
     assert capsys.readouterr().out.startswith("criteo-fc: kernels compiled or loaded in ")
 
 
+def test_cli_help_goes_to_stdout_and_an_unknown_command_fails(capsys):
+    assert cli.main(["--help"]) == 0 and "tf-blade optimize" in capsys.readouterr().out
+    assert cli.main(["frobnicate"]) == 2 and "tf-blade optimize" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("kind", ["column-kinds", "keras-layers"])
 def test_the_models_precompile_builds_fuse_whole_and_match_tf(kind):
     """A kind precompiles the library only if its model is fused: each is one op, every op of the

@@ -48,8 +48,9 @@ COMMANDS = {"optimize": _optimize, "bench": _bench, "demo": _demo, "precompile":
 def main(argv=None):
     argv = list(sys.argv[1:] if argv is None else argv)
     if not argv or argv[0] not in COMMANDS:
-        print(__doc__.strip(), file=sys.stderr)
-        return 2 if argv and argv[0] not in ("-h", "--help") else 0
+        asked = not argv or argv[0] in ("-h", "--help")
+        print(__doc__.strip(), file=sys.stdout if asked else sys.stderr)  # help goes where argparse puts it
+        return 0 if asked else 2
     return COMMANDS[argv[0]](argv[1:]) or 0
 
 
