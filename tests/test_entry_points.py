@@ -118,9 +118,13 @@ def test_the_report_says_where_a_function_with_composite_inputs_went(tmp_path):
     assert not tf.saved_model.load(str(tmp_path / "opt")).signatures
 
 
-def test_tf_module(module, batch, expected):
-    opt = tf_blade.optimize(module)
+def test_tf_module(module, batch, expected, tmp_path):
+    opt = tf_blade.optimize(module, str(tmp_path / "opt"))
     np.testing.assert_array_equal(features(opt.signatures["serve"](**batch)), expected)
+    # as tf.saved_model.save(module) would, its one tf.function also serves as serving_default
+    loaded = tf_blade.load(str(tmp_path / "opt"))
+    assert sorted(loaded.signatures) == ["serve", "serving_default"]
+    np.testing.assert_array_equal(features(loaded.signatures["serving_default"](**batch)), expected)
 
 
 def test_tf_function_and_concrete_function(module, batch, expected):

@@ -67,10 +67,12 @@ def optimize(model, output_dir=None, *, bridge=None, min_cluster_size=2, allow_o
                       allow_ops=frozenset(allow_ops) if allow_ops is not None else None,
                       deny_ops=frozenset(deny_ops))
     root, functions = _concrete_functions(model)
-    return _optimize(root, functions, output_dir, bridge, options)
+    # tf.saved_model.save(module) serves a module's one tf.function as serving_default: so does ours
+    default = isinstance(model, tf.Module) and not _is_keras_model(model) and not getattr(model, "signatures", None)
+    return _optimize(root, functions, output_dir, bridge, options, default_signature=default)
 
 
-def _optimize(root, functions, output_dir, bridge, options):
+def _optimize(root, functions, output_dir, bridge, options, default_signature=False):
     variables = collect_variables(root, *functions.values())
     chosen = "original" if disabled() else bridges.choose_bridge(bridge)
     report = Report(bridge=chosen)
@@ -84,7 +86,7 @@ def _optimize(root, functions, output_dir, bridge, options):
     optimized = OptimizedModel(signatures, functions, variables, report, keep_alive)
     if output_dir is not None:
         resources = {id(r): r for r in static_tables(root) + captured_resources(root, saved.values())}
-        _save(saved, variables, list(resources.values()), output_dir, report)
+        _save(saved, variables, list(resources.values()), output_dir, report, default_signature)
         for name in _other_functions(root, functions):
             report.save_notes[name] = "this tf.function attribute is not written (only signatures are optimized and written)"
     return optimized
@@ -140,12 +142,16 @@ def _function_to_save(cf, optimized_cf, variables, bridge, options, root):
     return cf
 
 
-def _save(functions, variables, tables, output_dir, report):
+def _save(functions, variables, tables, output_dir, report, default_signature=False):
     holder = tf.Module(name="tf_blade_saved")
     holder.blade_variables = list(variables)
     holder.blade_tables = list(tables)  # fused ops hand them to their fallback; unfused lookups read them
     holder.blade_functions = dict(functions)
     signatures = {name: cf for name, cf in functions.items() if _is_signature_compatible(cf)}
+    if default_signature and len(signatures) == 1 and "serving_default" not in signatures:
+        (name, cf), = signatures.items()
+        signatures["serving_default"] = cf
+        report.save_notes[name] = "also written as the serving_default signature, as tf.saved_model.save does"
     for name in functions.keys() - signatures.keys():
         report.save_notes[name] = (f"written as blade_functions[{name!r}], not as a signature (its inputs "
                                    "are not all plain tensors)")
