@@ -288,3 +288,18 @@ def test_kernel_folders_of_other_versions_go_once_unused_for_a_month(tmp_path, m
     current = compiler._kernel_folder()
     assert not stale.exists() and in_use.exists() and not_ours.exists()
     assert os.path.isdir(current) and os.path.getmtime(current) > month_ago
+
+
+@pytest.mark.parametrize("bridge", ["native", "numpy"])
+def test_an_allocation_a_kernel_did_not_check_fails_the_op(bridge):
+    """A Numba exception inside a part's task (here a MemoryError: Fill to [2**31, 2**31]) was
+    printed and dropped by its cfunc wrapper, and the op answered OK with 0 x 0 outputs; TF raises
+    ResourceExhaustedError."""
+    @tf.function(input_signature=[tf.TensorSpec([2], tf.int64)])
+    def f(dims):
+        return {"fill": tf.fill(dims, tf.constant(1, tf.int64) + 0)}
+    fused = tf_blade.optimize(f, bridge=bridge, min_cluster_size=1).signatures["serving_default"]
+    assert fused(tf.constant([2, 3], tf.int64))["fill"].shape == (2, 3)
+    for fn in (f, fused):
+        with pytest.raises(tf.errors.ResourceExhaustedError, match="OOM when allocating"):
+            fn(tf.constant([2 ** 31, 2 ** 31], tf.int64))

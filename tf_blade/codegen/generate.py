@@ -19,7 +19,7 @@ from .lowerings.reduce import EIGEN_LANES
 from .registry import load_all
 from ..feature_column.spec import const_values
 from ..kernels.bag_layer import NO_ROW_SUM, ROW_SUM_DROP, ROW_SUM_KEEP, compile_wanted
-from ..kernels.errors import context_suffix
+from ..kernels.errors import OOM_PREFIX, context_suffix
 from ..runtime.threads import parallel_enabled
 
 
@@ -107,10 +107,21 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
         'SYMBOL = "tf_blade_task_" + __name__  # the cell holding the task\'s address',
         "task_address = k_parallel.cell_reader(SYMBOL)",
         "", "",
-        "def task(arg, result):",
+        INTERNAL,
+        "def _task_body(arg, result):",
         f"    {signature}, = _read_args(arg)",
     ] + ["    " + line for line in em.lines] + [
         f"    _write_result(result, ({returns}))",
+        "", "",
+        # A cfunc prints and drops an exception: its caller would take the empty result for
+        # success (a cross of 131072 x 131072 ids answered with a 0 x 0 layer). What raises here
+        # is an allocation no size check caught: TF fails those with ResourceExhaustedError.
+        "def task(arg, result):",
+        "    try:",
+        "        _task_body(arg, result)",
+        "    except Exception:",
+        f"        k_errors.set_error(_read_args(arg)[-1], \"{OOM_PREFIX} a tensor in a fused kernel, which raised "
+        "(a size beyond memory)\")",
         "", "",
         "JOB = (types.void(types.voidptr, types.voidptr), task, SYMBOL)",
         "_compiled = []  # the cfunc, once k_parallel.compile_parts has compiled (or loaded) it"]
