@@ -8,7 +8,7 @@ starts with its first ``n % 8`` rows (8 or 9 when that is 0 or 1), then adds blo
 import numpy as np
 from numba import njit
 
-from .errors import out_of_memory, set_error
+from .errors import INT64_MAX, out_of_memory, set_error
 from .prefetch import PREFETCH_IDS, prefetch_row
 from .reduce import add_rows
 from .row_lanes import LANES, pool_lanes
@@ -144,8 +144,9 @@ def sparse_segment_reduce(data, indices, segment_ids, num_segments, mode, err):
         set_error(err, "segment_ids and indices should have same size.")
         return empty
     last = np.int64(segment_ids[n - 1]) if n > 0 else np.int64(0)
-    if indices.itemsize == 4 and last >= 2147483647:
-        set_error(err, "Last segment id must be < kintmax, got ", last, " limit 2147483647")
+    kintmax = np.int64(2147483647) if indices.itemsize == 4 else np.int64(INT64_MAX)  # the indices' type's max, as TF
+    if last >= kintmax:
+        set_error(err, "Last segment id must be < kintmax, got ", last, " limit ", kintmax)
         return empty
     rows = last + 1 if n > 0 else np.int64(0)
     if segment_ids.itemsize == 4 and rows > 2147483647:

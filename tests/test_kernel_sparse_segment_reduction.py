@@ -195,6 +195,12 @@ def test_extreme_ids(idx_dtype, seg_dtype):
         # TF: "Last segment id must be < kintmax" (int32 indices) or an int32 overflow of
         # last id + 1 (int32 segment ids): errors, before anything is allocated.
         check(data, np.array([0, 1], idx_dtype), np.array([0, I32.max], seg_dtype), None, 2)
+    # the largest segment id of the type (int64: "Last segment id must be < kintmax", not an
+    # overflowed last id + 1 to allocate)
+    top = (data, np.array([0, 1], idx_dtype), np.array([0, np.iinfo(seg_dtype).max], seg_dtype), None, 0)
+    check(*top)
+    (_, want), (_, got) = tf_reduce(*top), run_kernel(*top)
+    assert ("kintmax" in want) == ("kintmax" in got), (want, got)
 
 
 def test_num_segments_is_read_as_int32_like_tf(rng):
