@@ -46,8 +46,7 @@ def features(out):
 def test_saved_model_dir(saved_model, batch, expected, tmp_path):
     opt = tf_blade.optimize(saved_model, str(tmp_path / "opt"))
     assert opt.report.fused_ops == 1
-    assert list(opt.report.save_notes) == ["serve"]  # the attribute behind serving_default is not written
-    assert "serve: this tf.function attribute is not written" in str(opt.report)
+    assert not opt.report.save_notes  # `serve`, the function behind serving_default, is kept by it
     np.testing.assert_array_equal(features(opt.signatures["serving_default"](**batch)), expected)
 
 
@@ -108,6 +107,16 @@ def test_the_saved_model_keeps_every_table_its_functions_read(tmp_path):
             np.testing.assert_array_equal(got[key].numpy(), want[key].numpy())
     with pytest.raises(ValueError, match="ConcreteFunction"):
         tf_blade.optimize(serve.get_concrete_function(), str(tmp_path / "bare"), min_cluster_size=1)
+
+
+def test_the_report_names_a_function_outside_the_signatures(tmp_path):
+    m = tf.Module()
+    m.serve = tf.function(lambda x: {"y": x + 1}, input_signature=[tf.TensorSpec([None], tf.int64)])
+    m.extra = tf.function(lambda x: x * 2, input_signature=[tf.TensorSpec([None], tf.int64)])
+    tf.saved_model.save(m, str(tmp_path / "original"), signatures={"serving_default": m.serve})
+    opt = tf_blade.optimize(str(tmp_path / "original"), str(tmp_path / "opt"))
+    assert list(opt.report.save_notes) == ["extra"]
+    assert "extra: this tf.function attribute is not written" in str(opt.report)
 
 
 def test_the_report_says_where_a_function_with_composite_inputs_went(tmp_path):

@@ -176,8 +176,16 @@ def _other_functions(root, optimized):
         children = root._trackable_children()  # what TF itself saves of an object
     except Exception:  # noqa: BLE001 - not a trackable we can read: nothing to name
         return []
+    # A loaded SavedModel's signature calls the function it was made of (its `serve`): that one is kept.
+    called = {node.attr["f"].func.name for cf in optimized.values() for node in cf.graph.as_graph_def().node
+              if node.op in ("PartitionedCall", "StatefulPartitionedCall")}
     return sorted(name for name, child in children.items()
-                  if isinstance(child, tf.types.experimental.GenericFunction) and name not in optimized)
+                  if isinstance(child, tf.types.experimental.GenericFunction) and name not in optimized
+                  and not all(_name(cf) in called for cf in child._list_all_concrete_functions()))
+
+
+def _name(cf) -> str:
+    return cf.name.decode() if isinstance(cf.name, bytes) else cf.name
 
 
 def _is_signature_compatible(cf):
