@@ -177,8 +177,8 @@ def _other_functions(root, optimized):
     except Exception:  # noqa: BLE001 - not a trackable we can read: nothing to name
         return []
     # A loaded SavedModel's signature calls the function it was made of (its `serve`): that one is kept.
-    called = {node.attr["f"].func.name for cf in optimized.values() for node in cf.graph.as_graph_def().node
-              if node.op in ("PartitionedCall", "StatefulPartitionedCall")}
+    called = {op.get_attr("f").name for cf in optimized.values() for op in cf.graph.get_operations()
+              if op.type in ("PartitionedCall", "StatefulPartitionedCall")}
     return sorted(name for name, child in children.items()
                   if isinstance(child, tf.types.experimental.GenericFunction) and name not in optimized
                   and not all(_name(cf) in called for cf in child._list_all_concrete_functions()))

@@ -238,29 +238,27 @@ def _loaded_globals(code):
     return list(dict.fromkeys(names))  # in code order: a set's order changed with PYTHONHASHSEED
 
 
-def static_tables(root):
-    """The static tables (trackable objects) in ``root``'s object graph."""
+def _descendants(root):
+    """The trackable objects in ``root``'s object graph (none when there is no graph to walk)."""
     if root is None:
         return []
     try:
-        objects = tf.train.TrackableView(root).descendants()
+        return tf.train.TrackableView(root).descendants()
     except (TypeError, AttributeError, ValueError):
         return []
-    return [obj for obj in objects if _is_static_table(obj)]
+
+
+def static_tables(root):
+    """The static tables (trackable objects) in ``root``'s object graph."""
+    return [obj for obj in _descendants(root) if _is_static_table(obj)]
 
 
 def captured_resources(root, functions):
     """The trackable resources (tables, mutable or not; not variables) in ``root``'s object graph
     whose handles ``functions`` capture: a SavedModel must track each one its functions read."""
-    if root is None:
-        return []
     captured = {id(external) for cf in functions for external, _ in cf.graph.captures}
-    try:
-        objects = tf.train.TrackableView(root).descendants()
-    except (TypeError, AttributeError, ValueError):
-        return []
     found = []
-    for obj in objects:
+    for obj in _descendants(root):
         if isinstance(obj, tf.Variable):
             continue
         try:
