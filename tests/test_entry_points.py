@@ -136,6 +136,34 @@ def test_tf_module(module, batch, expected, tmp_path):
     np.testing.assert_array_equal(features(loaded.signatures["serving_default"](**batch)), expected)
 
 
+def test_a_written_signature_keys_its_inputs_as_stock_tf_does(tmp_path):
+    """tf.saved_model.save keys a signature's inputs by the input_signature's spec names; the
+    optimized SavedModel keyed them by the Python parameters, so a serving request built for the
+    stock export named inputs the optimized one did not have."""
+    class Model(tf.Module):
+        def __init__(self):
+            self.table = tf.Variable(tf.random.normal([50, 4]))
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="user_id"),
+                                      tf.TensorSpec([None], tf.string, name="item-id")])
+        def serve(self, uid, item):
+            ids = tf.strings.to_hash_bucket_fast(uid, 50) * 7 + tf.strings.to_hash_bucket_fast(item, 50)
+            return {"out": tf.gather(self.table, ids % 50)}
+
+    model = Model()
+    tf.saved_model.save(model, str(tmp_path / "stock"))
+    opt = tf_blade.optimize(model, str(tmp_path / "opt"))
+    assert opt.report.fused_ops == 1
+    stock = tf.saved_model.load(str(tmp_path / "stock")).signatures["serving_default"]
+    fused = tf_blade.load(str(tmp_path / "opt")).signatures["serving_default"]
+    assert fused.structured_input_signature == stock.structured_input_signature
+    request = {"user_id": tf.constant(["a", "b", "c"]), "item_id": tf.constant(["x", "", "z"])}
+    np.testing.assert_array_equal(fused(**request)["out"], stock(**request)["out"])
+    # in process, the optimized function still takes the Python parameter names, as the tf.function does
+    np.testing.assert_array_equal(opt.signatures["serve"](uid=request["user_id"], item=request["item_id"])["out"],
+                                  model.serve(uid=request["user_id"], item=request["item_id"])["out"])
+
+
 def test_tf_function_and_concrete_function(module, batch, expected):
     for model in (module.serve, module.serve.get_concrete_function()):
         opt = tf_blade.optimize(model)

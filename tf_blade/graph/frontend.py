@@ -122,6 +122,11 @@ def rebuild(cf, graph_def, variables, fetches):
         # TF's flat-signature path accepts this many positional inputs (a SavedModel signature:
         # none, or its only one); left at its default, every input could come positionally
         concrete._num_positional_args = min(cf._num_positional_args, len(names))
+    # tf.saved_model.save keys a signature's inputs by these (the input_signature's spec names, a
+    # loaded signature's keys), not by parameter names: a serving request names what stock wrote
+    keywords = getattr(cf, "_arg_keywords", None)
+    if keywords is not None and len(keywords) == len(names) and list(concrete._arg_keywords) == names:
+        concrete._arg_keywords = list(keywords)
     _register_fallbacks(graph_def)
     return fn, concrete
 
