@@ -92,17 +92,36 @@ def test_category_encoding_fuses_with_its_assert(rng):
 @pytest.mark.parametrize("package", ["tf_keras", "keras"])
 def test_a_keras_model_is_optimized_through_its_call(package, tmp_path):
     """optimize(model) serves the model's call, one input per model input: not the tf.functions
-    Keras keeps on it (after predict(), predict_function, which reads a dataset iterator)."""
+    Keras keeps on it (after predict(), predict_function, which reads a dataset iterator). The
+    written signature is keyed as the package's own serving export keys it (tf_keras:
+    tf.saved_model.save, outputs by layer name; Keras 3: model.export), so a request and a
+    response built for the stock export fit."""
     K = pytest.importorskip(package)
-    inp = K.Input(shape=(None,), dtype="string", name="words")
+    inp = K.Input(shape=(None,), dtype="string", name="user-words")
     pooled = K.layers.GlobalAveragePooling1D()(K.layers.Embedding(50, 2)(K.layers.Hashing(50)(inp)))
-    model = K.Model(inp, pooled)
+    model = K.Model(inp, [K.layers.Dense(1, name="ctr")(pooled), K.layers.Dense(2, name="aux")(pooled)])
     x = tf.constant([["a", "b"], ["c", ""]])
-    want = model(x).numpy()
+    want = [t.numpy() for t in model(x)]
     model.predict(x, verbose=0)
+    if package == "tf_keras":
+        tf.saved_model.save(model, str(tmp_path / "stock"))
+    else:
+        model.export(str(tmp_path / "stock"), verbose=False)
+    stock = tf.saved_model.load(str(tmp_path / "stock")).signatures["serving_default"]
     opt = tf_blade.optimize(model, str(tmp_path / "opt"))
     assert list(opt.signatures) == ["serving_default"] and opt.report.fused_ops == 1
     loaded = tf_blade.load(str(tmp_path / "opt")).signatures["serving_default"]
+    assert loaded.structured_input_signature == stock.structured_input_signature
+    assert loaded.structured_outputs == stock.structured_outputs
+    reference = stock(user_words=x)
+    np.testing.assert_allclose(np.sort(np.concatenate([t.numpy().ravel() for t in reference.values()])),
+                               np.sort(np.concatenate(want, None)), rtol=1e-6)  # the stock export is the model
     for fn in (opt.signatures["serving_default"], loaded):
-        got = fn(words=x)  # the model's output in process; a signature's {"output_0": ...} once saved
-        np.testing.assert_array_equal((got if isinstance(got, tf.Tensor) else got["output_0"]).numpy(), want)
+        got = fn(user_words=x)
+        if isinstance(got, dict):
+            assert got.keys() == reference.keys()
+            for key in got:
+                np.testing.assert_array_equal(got[key].numpy(), reference[key].numpy())
+        else:  # in process, Keras 3's call returns the model's outputs as they are
+            for g, w in zip(got, want):
+                np.testing.assert_array_equal(g.numpy(), w)

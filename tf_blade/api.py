@@ -247,20 +247,28 @@ def _is_keras_model(model) -> bool:
 
 
 def _keras_call(model):
-    """A Keras model's call as a tf.function of one TensorSpec per model input, as its export
-    serves it (a functional model's inputs; a subclassed one has none until built on data)."""
+    """A Keras model's call as a tf.function of one TensorSpec per model input, as its serving
+    export keys it (a functional model's inputs; a subclassed one has none until built on data):
+    the inputs by their names, the outputs by the output layers' names for tf_keras (as
+    tf.saved_model.save writes it), as the call returns them for Keras 3 (as model.export does)."""
     inputs = model.inputs
     if not inputs:
         raise ValueError("optimize(): this Keras model has no known inputs (a subclassed model?); pass a "
                          "tf.function with an input_signature that calls it")
-    names = []
+    specs, names = [], []
     for i, t in enumerate(inputs):
-        names.append(_identifier(t.name.split(":")[0], i, names))
+        name = t.name.split(":")[0]
+        specs.append(tf.TensorSpec(t.shape, t.dtype, name=name))
+        names.append(_identifier(name, i, names))
+    output_names = getattr(model, "output_names", None) if type(model).__module__.startswith("tf_keras") else None
 
     def call(*xs):
-        return model(xs[0] if len(xs) == 1 else list(xs))
+        outputs = model(xs[0] if len(xs) == 1 else list(xs))
+        if output_names:
+            return dict(zip(output_names, tf.nest.flatten(outputs)))
+        return outputs
     call.__signature__ = inspect.Signature([inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
-    return tf.function(call, input_signature=[tf.TensorSpec(t.shape, t.dtype, name=n) for t, n in zip(inputs, names)])
+    return tf.function(call, input_signature=specs)
 
 
 def _traced(fn, name):
