@@ -26,6 +26,10 @@ def test_cli_runs_precompile(capsys):
 def test_cli_help_goes_to_stdout_and_an_unknown_command_fails(capsys):
     assert cli.main(["--help"]) == 0 and "tf-blade optimize" in capsys.readouterr().out
     assert cli.main(["frobnicate"]) == 2 and "tf-blade optimize" in capsys.readouterr().err
+    for command in ("demo", "precompile", "optimize", "bench"):  # each names itself as it is typed
+        with pytest.raises(SystemExit) as done:
+            cli.main([command, "--help"])
+        assert done.value.code == 0 and capsys.readouterr().out.startswith(f"usage: tf-blade {command}")
 
 
 @pytest.mark.parametrize("kind", ["column-kinds", "keras-layers"])

@@ -22,7 +22,7 @@ from tf_blade.timing import interleaved
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="tf-blade demo", description=__doc__.split("\n")[0])
     parser.add_argument("--columns", type=int, default=26)
     parser.add_argument("--batch", type=int, default=512)
     parser.add_argument("--rounds", type=int, default=50)
