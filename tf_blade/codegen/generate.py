@@ -446,6 +446,8 @@ def _deferred_outputs(spec, parts: List[Part], lowerings) -> Dict[int, tuple]:
         axis = const_values(spec, node["inputs"][-1]) if node["op"] == "ConcatV2" else None
         if axis is None or any(r.startswith("in:") for r in part.inputs) or node["outputs"][0][0] == STRING:
             continue
+        if node["inputs"][:-1] != part.inputs:  # the pieces are the part's inputs: not a constant, none twice
+            continue
         rank = node["outputs"][0][1]
         axis = int(axis[0])
         found[i] = (spec["outputs"].index(ref), axis + rank if axis < 0 else axis)
