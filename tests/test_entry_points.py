@@ -259,6 +259,8 @@ def test_fresh_process_loads_written_saved_model(saved_model, batch, expected, t
             feed = {{s.inputs[n].name: io[n] for n in names}}
             got = sess.run(s.outputs["features"].name, feed)
         np.testing.assert_array_equal(got, io["expected"])
+        from tf_blade.runtime.bridge import native_bridge
+        assert native_bridge().fallback_count() == 0  # the kernel's answers, not TF's ops after a first-run mismatch
         print("FRESH-PROCESS-OK")
     """)
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
