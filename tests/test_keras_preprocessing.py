@@ -89,8 +89,8 @@ def test_category_encoding_fuses_with_its_assert(rng):
         fused(tf.constant([[1, 2, 6]], tf.int64))
 
 
-@pytest.mark.parametrize("package", ["tf_keras", "keras"])
-def test_a_keras_model_is_optimized_through_its_call(package, tmp_path):
+@pytest.mark.parametrize("package,subclass", [("tf_keras", False), ("keras", False), ("tf_keras", True)])
+def test_a_keras_model_is_optimized_through_its_call(package, subclass, tmp_path):
     """optimize(model) serves the model's call, one input per model input: not the tf.functions
     Keras keeps on it (after predict(), predict_function, which reads a dataset iterator). The
     written signature is keyed as the package's own serving export keys it (tf_keras:
@@ -99,7 +99,8 @@ def test_a_keras_model_is_optimized_through_its_call(package, tmp_path):
     K = pytest.importorskip(package)
     inp = K.Input(shape=(None,), dtype="string", name="user-words")
     pooled = K.layers.GlobalAveragePooling1D()(K.layers.Embedding(50, 2)(K.layers.Hashing(50)(inp)))
-    model = K.Model(inp, [K.layers.Dense(1, name="ctr")(pooled), K.layers.Dense(2, name="aux")(pooled)])
+    model_class = type("UserModel", (K.Model,), {}) if subclass else K.Model  # a user's subclass: its own module
+    model = model_class(inp, [K.layers.Dense(1, name="ctr")(pooled), K.layers.Dense(2, name="aux")(pooled)])
     x = tf.constant([["a", "b"], ["c", ""]])
     want = [t.numpy() for t in model(x)]
     model.predict(x, verbose=0)

@@ -260,7 +260,9 @@ def _keras_call(model):
         name = t.name.split(":")[0]
         specs.append(tf.TensorSpec(t.shape, t.dtype, name=name))
         names.append(_identifier(name, i, names))
-    output_names = getattr(model, "output_names", None) if type(model).__module__.startswith("tf_keras") else None
+    # tf_keras by its classes, not the model's own: a user's subclass lives in the user's module
+    is_tf_keras = any(c.__module__.startswith("tf_keras") for c in type(model).__mro__)
+    output_names = getattr(model, "output_names", None) if is_tf_keras else None
 
     def call(*xs):
         outputs = model(xs[0] if len(xs) == 1 else list(xs))
