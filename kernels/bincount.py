@@ -2,7 +2,7 @@
 lookups, HashedCrossing one-hot): counts, or summed weights, of each value below ``size``.
 
 Checks in TF's order: weights the shape of the input (or empty), size >= 0, then no negative
-value. Values >= size are ignored. A matrix input counts per row; a row's values add in column
+value (a matrix: TF's 32-bit rule, bincount_rows). Values >= size are ignored. A matrix input counts per row; a row's values add in column
 order, as TF's do (bit-identical). A vector input adds in input order; TF splits large vectors
 across threads and sums the partial bins, so float weights there agree within rounding.
 """
@@ -64,11 +64,18 @@ def bincount_rows(values, size, weights, same_shape, weights_shape, binary, exam
     if not _checks(weights.size, same_shape, weights_shape, size, err):
         return np.zeros((0, 0), example.dtype)
     rows, n = values.shape
+    # TF keeps the last negative value it meets in an int (32 bits) and raises only when that is
+    # negative, naming it: [[-1, -2]] names -2, and [[-1, -2**32]] (kept as 0) counts the rest.
+    # Negative values are skipped either way. (TF's threads split the rows, so with negatives in
+    # far-apart rows TF's "last" varies; this is its order on one thread.)
+    last_negative = np.int32(0)
     for r in range(rows):
         for j in range(n):
             if values[r, j] < 0:
-                set_error(err, "Input 'in' must be non-negative! Negative input value found: ", values[r, j])
-                return np.zeros((0, 0), example.dtype)
+                last_negative = np.int32(values[r, j])
+    if last_negative < 0:
+        set_error(err, "Input 'in' must be non-negative! Negative input value found: ", last_negative)
+        return np.zeros((0, 0), example.dtype)
     out, ok = _allocate((np.int64(rows), np.int64(size)), np.zeros((0, 0), example.dtype), err)
     if not ok:
         return out
@@ -76,7 +83,7 @@ def bincount_rows(values, size, weights, same_shape, weights_shape, binary, exam
     for r in range(rows):
         for j in range(n):
             v = values[r, j]
-            if v < size:
+            if 0 <= v < size:
                 if binary:
                     out[r, v] = 1
                 elif w.shape[0]:

@@ -116,6 +116,14 @@ def assert_matches_tf(got, kernel_error, want, tf_error, same_message=False):
     np.testing.assert_array_equal(got, want)
 
 
+def error_core(message):
+    """TF's own words in an error message: no graph-execution preamble, stack or node context
+    (the first line of a graph function's error is only "Graph execution error:")."""
+    lines = [l for l in message.splitlines() if l.strip() and not l.startswith(
+        ("Graph execution", "Detected at", "<stack", "\t", " ", "  File"))]
+    return lines[0].split(" [[")[0].split(" [Op:")[0] if lines else message
+
+
 def run_tf(op, **inputs):
     """(result, None) or (None, TF's error message) of one raw op on eager inputs."""
     try:

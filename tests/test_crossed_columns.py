@@ -8,7 +8,7 @@ import pytest
 import tensorflow as tf
 
 import tf_blade
-from conftest import op_counts
+from conftest import error_core, op_counts
 
 FC = tf.feature_column
 R = tf.raw_ops
@@ -97,18 +97,11 @@ def test_malformed_inputs(fused_raw, case):
     except tf.errors.InvalidArgumentError as e:
         with pytest.raises(tf.errors.InvalidArgumentError) as ours:
             fused_raw(*args)
-        assert _core(e.message) == _core(ours.value.message)
+        assert error_core(e.message) == error_core(ours.value.message)
         return
     got = fused_raw(*args)
     for k, v in want.items():
         np.testing.assert_array_equal(got[k].numpy(), v, err_msg=k)
-
-
-def _core(message):
-    """TF's own words in an error message: no graph-execution preamble or node context."""
-    lines = [l for l in message.splitlines() if l.strip() and not l.startswith(
-        ("Graph execution", "Detected at", "<stack", "\t", " ", "  File"))]
-    return lines[0].split(" [[")[0] if lines else message
 
 
 @pytest.fixture(scope="module", params=[False, True], ids=["fingerprint", "strong"])
@@ -247,7 +240,7 @@ def test_string_crosses_reject_bad_input_as_tf_does(string_cross, rng):
             cross(*case)
         with pytest.raises(tf.errors.InvalidArgumentError) as ours:
             fused(*case)
-        assert _core(theirs.value.message) == _core(ours.value.message)
+        assert error_core(theirs.value.message) == error_core(ours.value.message)
 
 
 def test_a_new_number_of_crossed_columns_compiles_no_kernel(rng):
