@@ -10,6 +10,15 @@ from .strings import string_at
 
 
 @njit(cache=True, nogil=True)
+def _true_shape(shape, rank):
+    """A shape tuple as an array of its true rank (a scalar's travels as (1,)), for messages."""
+    out = np.empty(rank, np.int64)
+    for k in range(rank):
+        out[k] = shape[k]
+    return out
+
+
+@njit(cache=True, nogil=True)
 def broadcast_shape(a_shape, b_shape, a_rank, b_rank, err):
     """TF/NumPy broadcast of two shapes given as tuples plus true ranks (scalars travel as (1,))."""
     rank = max(a_rank, b_rank)
@@ -18,7 +27,7 @@ def broadcast_shape(a_shape, b_shape, a_rank, b_rank, err):
         da = a_shape[a_rank - 1 - i] if i < a_rank else 1
         db = b_shape[b_rank - 1 - i] if i < b_rank else 1
         if da != db and da != 1 and db != 1:
-            set_error(err, "Incompatible shapes: dimension ", rank - 1 - i, " is ", da, " vs. ", db)
+            set_error(err, "Incompatible shapes: ", _true_shape(a_shape, a_rank), " vs. ", _true_shape(b_shape, b_rank))
             return out
         out[rank - 1 - i] = max(da, db) if da != 0 and db != 0 else 0
     return out

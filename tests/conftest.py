@@ -10,6 +10,8 @@ if not os.path.exists("/dev/nvidiactl"):
 # again (the whole suite, cold: 895 s with children). tests/test_compile_jobs.py turns it on.
 os.environ.setdefault("TF_BLADE_COMPILE_CHILD", "0")
 
+import re
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -117,11 +119,14 @@ def assert_matches_tf(got, kernel_error, want, tf_error, same_message=False):
 
 
 def error_core(message):
-    """TF's own words in an error message: no graph-execution preamble, stack or node context
-    (the first line of a graph function's error is only "Graph execution error:")."""
+    """TF's own words in an error message: no graph-execution preamble, stack, function or node
+    context (the first line of a graph function's error is only "Graph execution error:"; an
+    eager op's and a lambda's start "{{function_node ...}} ")."""
     lines = [l for l in message.splitlines() if l.strip() and not l.startswith(
         ("Graph execution", "Detected at", "<stack", "\t", " ", "  File"))]
-    return lines[0].split(" [[")[0].split(" [Op:")[0] if lines else message
+    if not lines:
+        return message
+    return re.sub(r"^\{\{function_node [^}]*\}\}\s*", "", lines[0]).split(" [[")[0].split(" [Op:")[0]
 
 
 def run_tf(op, **inputs):

@@ -7,6 +7,7 @@ from hypothesis import given, settings, strategies as st
 
 from tf_blade.kernels.elementwise import broadcast_shape, select_broadcast, select_rows, string_equals_const
 from tf_blade.kernels.errors import error_text, new_error_buffer
+from conftest import error_core
 
 
 # --------------------------------------------------------------------------------------------
@@ -24,7 +25,7 @@ def check_broadcast(a, b):
     got = broadcast_shape(tuple(a) or (1,), tuple(b) or (1,), len(a), len(b), err)
     if tf_err is not None:
         assert err[0] != 0, f"TF raised {tf_err!r} but the kernel accepted {a} and {b}"
-        assert error_text(err)
+        assert error_text(err) == error_core(tf_err)  # "Incompatible shapes: [2,3] vs. [4]"
         return
     assert err[0] == 0, f"kernel rejected {a} and {b}: {error_text(err)}"
     np.testing.assert_array_equal(got, want)
@@ -209,6 +210,22 @@ def test_fused_div_no_nan_broadcasts_as_tf():
         want, got = f(x, y, np.float32(s)), opt.signatures["serving_default"](x, y, np.float32(s))
         for key in want:
             assert got[key].numpy().tobytes() == want[key].numpy().tobytes(), key
+
+
+@pytest.mark.parametrize("x_shape, y_shape", [((2, 3), (4,)), ((0, 3), (2, 1, 2)), ((5, 1), (0, 2))])
+def test_fused_binary_op_of_shapes_that_do_not_broadcast_gets_tfs_message(x_shape, y_shape):
+    """"Incompatible shapes: [2,3] vs. [4]", both shapes in full, as TF's BCast words it."""
+    import tf_blade
+    specs = [tf.TensorSpec([None] * len(x_shape), tf.float32), tf.TensorSpec([None] * len(y_shape), tf.float32)]
+    f = tf.function(lambda x, y: {"out": (x * 2.0) + y}, input_signature=specs)
+    opt = tf_blade.optimize(f, bridge="native", min_cluster_size=1)
+    assert opt.report.fused_ops >= 1
+    args = tf.zeros(x_shape), tf.zeros(y_shape)
+    with pytest.raises(tf.errors.InvalidArgumentError) as theirs:
+        f(*args)
+    with pytest.raises(tf.errors.InvalidArgumentError) as ours:
+        opt.signatures["serving_default"](*args)
+    assert error_core(ours.value.message) == error_core(theirs.value.message)
 
 
 # --------------------------------------------------------------------------------------------
