@@ -1,11 +1,9 @@
 """Assert's message: TF formats each data tensor with Tensor::SummarizeValue."""
 from numba import types
-from numba.core import cgutils
 from numba.core.errors import TypingError
-from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 
-from .errors import Summary
+from .errors import Summary, summary_value
 
 
 @intrinsic
@@ -18,8 +16,6 @@ def summarize(typingctx, values, limit):
         raise TypingError(f"summarize takes an integer vector and an integer limit, not {values}, {limit}")
 
     def codegen(context, builder, sig, args):
-        summary = cgutils.create_struct_proxy(sig.return_type)(context, builder)
-        summary.values = args[0]
-        summary.limit = context.cast(builder, args[1], sig.args[1], types.int64)
-        return impl_ret_borrowed(context, builder, sig.return_type, summary._getvalue())
+        return summary_value(context, builder, sig.return_type, args[0],
+                             context.cast(builder, args[1], sig.args[1], types.int64))
     return Summary(values)(values, limit), codegen

@@ -8,6 +8,7 @@ allocation failures do.
 import numpy as np
 from numba import njit, types
 from numba.core import cgutils
+from numba.core.imputils import impl_ret_borrowed
 from numba.core.errors import TypingError
 from numba.core.typing import signature
 from numba.extending import intrinsic, models, register_model
@@ -24,19 +25,39 @@ def new_error_buffer():
 
 class Summary(types.Type):
     """An integer vector as TF's Assert prints its data: its first ``limit`` values (all when
-    ``limit`` < 0), space separated, then "..." if some were left out. Made by
-    kernels/assertion.summarize; a part of set_error's message, so that an Assert's code makes no
-    strings (Numba's unicode concatenation and str() were a third of each generated part's code)."""
+    ``limit`` < 0), ``separator`` between them, then "..." if some were left out. Made by
+    kernels/assertion.summarize (space separated) and ``joined``; a part of set_error's message,
+    so that an Assert's code makes no strings (Numba's unicode concatenation and str() were a
+    third of each generated part's code)."""
 
-    def __init__(self, array):
-        self.array = array
-        super().__init__(name=f"Summary({array})")
+    def __init__(self, array, separator=" "):
+        self.array, self.separator = array, separator
+        super().__init__(name=f"Summary({array}, {separator!r})")
 
 
 @register_model(Summary)
 class _SummaryModel(models.StructModel):
     def __init__(self, dmm, fe_type):
         super().__init__(dmm, fe_type, [("values", fe_type.array), ("limit", types.int64)])
+
+
+@intrinsic
+def joined(typingctx, values):
+    """A part of set_error's message: every element of an integer vector, ", " between them (as TF
+    joins a shape's sizes in some messages: "Shape [3, 0] has ...", where a shape part is "[3,0]")."""
+    if not (isinstance(values, types.Array) and values.ndim == 1 and isinstance(values.dtype, types.Integer)):
+        raise TypingError(f"joined takes an integer vector, not {values}")
+
+    def codegen(context, builder, sig, args):
+        return summary_value(context, builder, sig.return_type, args[0], context.get_constant(types.int64, -1))
+    return Summary(values, ", ")(values), codegen
+
+
+def summary_value(context, builder, summary_type, values, limit):
+    """The codegen of a Summary over ``values`` (borrowed) showing ``limit`` (an int64) of them."""
+    summary = cgutils.create_struct_proxy(summary_type)(context, builder)
+    summary.values, summary.limit = values, limit
+    return impl_ret_borrowed(context, builder, summary_type, summary._getvalue())
 
 
 # Parts, not one concatenated string: the literals and integers go to one snprintf (its format made
@@ -118,7 +139,7 @@ class _Writer:
             total, limit = array.nitems, summary.limit
             shown = builder.select(builder.or_(builder.icmp_signed("<", limit, _LONG(0)),
                                                builder.icmp_signed(">", limit, total)), total, limit)
-            self.items(part.array, array, shown, " ")
+            self.items(part.array, array, shown, part.separator)
             with builder.if_then(builder.icmp_signed("<", shown, total)):
                 self.print("...", [])
         else:  # a shape: "[", its dims joined by ",", "]"
@@ -218,6 +239,16 @@ def out_of_memory(err, dims):
     """TF's message (a ResourceExhaustedError, OOM_PREFIX) for an output of ``dims`` that cannot
     be allocated."""
     set_error(err, OOM_PREFIX, " tensor with shape", dims)
+
+
+@njit(cache=True, nogil=True)
+def overflow_result(a, b):
+    """What TF's MultiplyWithoutOverflow returns for non-negative ``a * b`` past int64: the product
+    read as int64 while it fits 64 unsigned bits, else -1 (the "result" of its overflow message)."""
+    product = np.uint64(a) * np.uint64(b)
+    if product // np.uint64(a) != np.uint64(b):
+        return np.int64(-1)
+    return np.int64(product)
 
 
 @njit(cache=True, nogil=True)

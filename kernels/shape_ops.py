@@ -6,7 +6,7 @@ from numba.core.errors import TypingError
 from numba.core.imputils import impl_ret_borrowed
 from numba.extending import intrinsic
 
-from .errors import INT64_MAX, set_error
+from .errors import INT64_MAX, joined, set_error
 
 
 @intrinsic(prefer_literal=True)
@@ -89,14 +89,14 @@ def resolve_reshape(in_dims, shape, err):
             running = 0
         else:
             if running > INT64_MAX // d:
-                set_error(err, "Shape ", shape, " has too many elements")
+                set_error(err, "Shape [", joined(shape), "] has too many elements")
                 return out
             running *= d
             product_overflows = product_overflows or product > INT64_MAX // d
             product *= d
     if unknown >= 0:
         if product_overflows:  # TF divides by the wrapped product (SIGFPE when it wraps to 0)
-            set_error(err, "Shape ", shape, " has too many elements")
+            set_error(err, "Shape [", joined(shape), "] has too many elements")
             return out
         num = 1
         input_has_zero = False

@@ -7,18 +7,7 @@ does not change. Only the shapes are validated.
 import numpy as np
 from numba import njit
 
-from .errors import INT64_MAX, set_error
-
-
-
-@njit(cache=True, nogil=True)
-def _overflowed(a, b):
-    """What TF's MultiplyWithoutOverflow returns for non-negative ``a * b`` past int64: the product
-    read as int64 while it fits 64 unsigned bits, else -1 (the "result" of its overflow message)."""
-    product = np.uint64(a) * np.uint64(b)
-    if product // np.uint64(a) != np.uint64(b):
-        return np.int64(-1)
-    return np.int64(product)
+from .errors import INT64_MAX, overflow_result, set_error
 
 
 @njit(cache=True, nogil=True)
@@ -36,7 +25,7 @@ def resolve_shape(input_shape, new_shape, err):
             return out_shape, dense_size
         if s != 0 and dense_size > INT64_MAX // s:  # TF: MultiplyWithoutOverflow
             set_error(err, "Encountered overflow when multiplying ", dense_size, " with ", s, ", result: ",
-                      _overflowed(dense_size, s))
+                      overflow_result(dense_size, s))
             return out_shape, dense_size
         dense_size *= s
     product = 1  # of the given sizes, -1 counted as 1: the running size of TF's output shape
@@ -54,7 +43,7 @@ def resolve_shape(input_shape, new_shape, err):
             return out_shape, dense_size
         elif s != 0 and product > INT64_MAX // s:
             set_error(err, "Encountered overflow when multiplying ", product, " with ", s, ", result: ",
-                      _overflowed(product, s))
+                      overflow_result(product, s))
             return out_shape, dense_size
         product *= s
         out_shape[d] = s

@@ -2,14 +2,35 @@
 import numpy as np
 from numba import njit
 
-from .errors import INT64_MAX, out_of_memory, set_error
-
+from .errors import INT64_MAX, out_of_memory, overflow_result, set_error
 
 
 @njit(cache=True, nogil=True)
-def _tiled(n, m):
-    """n * m, or -1 where that overflows int64 (TF would wrap around)."""
-    return -1 if n > 0 and m > INT64_MAX // n else n * m
+def _add_dim(elements, dim, m, i, err):
+    """The output's size along dimension ``i`` (``dim`` tiled ``m`` times) and its element count so
+    far, with TF's checks as it builds the shape: multiples[i] >= 0, then AddDimWithStatus of the
+    product, wrapped as TF's int64 arithmetic wraps it (``_wraps``). -1 with ``err`` set when
+    refused."""
+    if m < 0:
+        set_error(err, "Expected multiples[", i, "] >= 0, but got ", m)
+        return np.int64(-1), np.int64(-1)
+    size = np.int64(dim * m)
+    if size < 0:
+        set_error(err, "Expected a non-negative size, got ", size)
+        return np.int64(-1), np.int64(-1)
+    if size != 0 and elements > INT64_MAX // size:
+        set_error(err, "Encountered overflow when multiplying ", elements, " with ", size, ", result: ",
+                  overflow_result(elements, size))
+        return np.int64(-1), np.int64(-1)
+    return size, elements * size
+
+
+@njit(cache=True, nogil=True)
+def _wraps(dim, m):
+    """Whether dim * m wrapped. TF then tiles into the wrapped shape: empty (4 * 2**62 is 0) or
+    too large to allocate, as here. A non-empty one we refuse: TF fills it as Eigen's blocked
+    broadcast happens to, not as a tiling ((3, 8) tiled [2, 2**61 + 1] is 6 copies of row 0)."""
+    return m != 0 and dim > INT64_MAX // m
 
 
 @njit(cache=True, nogil=True)
@@ -19,13 +40,12 @@ def tile_2d(x, multiples, err):
         return np.empty((0, 0), x.dtype)
     m0 = np.int64(multiples[0])
     m1 = np.int64(multiples[1])
-    if m0 < 0 or m1 < 0:
-        set_error(err, "Expected multiples[", "0" if m0 < 0 else "1", "] >= 0, but got ", min(m0, m1))
-        return np.empty((0, 0), x.dtype)
     r, c = x.shape[0], x.shape[1]
-    rows, cols = _tiled(r, m0), _tiled(c, m1)
-    if rows < 0 or cols < 0 or (rows > 0 and cols > INT64_MAX // rows):
-        set_error(err, "Tile: the output shape overflows int64")
+    rows, elements = _add_dim(np.int64(1), np.int64(r), m0, 0, err)
+    if rows < 0:
+        return np.empty((0, 0), x.dtype)
+    cols, elements = _add_dim(elements, np.int64(c), m1, 1, err)
+    if cols < 0:
         return np.empty((0, 0), x.dtype)
     try:
         out = np.empty((rows, cols), x.dtype)
@@ -34,6 +54,9 @@ def tile_2d(x, multiples, err):
         return np.empty((0, 0), x.dtype)
     if rows == 0 or cols == 0:  # the loops below would still spin through huge multiples
         return out
+    if _wraps(r, m0) or _wraps(c, m1):
+        set_error(err, "Tile: the output shape overflows int64")
+        return np.empty((0, 0), x.dtype)
     for a in range(m0):  # block loops: no modulo per element
         for i in range(r):
             for b in range(m1):
@@ -48,13 +71,9 @@ def tile_1d(x, multiples, err):
         set_error(err, "Expected multiples argument to be a vector of length 1 but got length ", multiples.shape[0])
         return np.empty(0, x.dtype)
     m = np.int64(multiples[0])
-    if m < 0:
-        set_error(err, "Expected multiples[0] >= 0, but got ", m)
-        return np.empty(0, x.dtype)
     n = x.shape[0]
-    total = _tiled(n, m)
+    total, _ = _add_dim(np.int64(1), np.int64(n), m, 0, err)
     if total < 0:
-        set_error(err, "Tile: the output shape overflows int64")
         return np.empty(0, x.dtype)
     try:
         out = np.empty(total, x.dtype)
@@ -63,6 +82,9 @@ def tile_1d(x, multiples, err):
         return np.empty(0, x.dtype)
     if total == 0:
         return out
+    if _wraps(n, m):
+        set_error(err, "Tile: the output shape overflows int64")
+        return np.empty(0, x.dtype)
     for a in range(m):  # block loops: no modulo per element
         for i in range(n):
             out[a * n + i] = x[i]

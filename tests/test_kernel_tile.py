@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from conftest import assert_matches_tf
-from tf_blade.kernels.errors import error_text, new_error_buffer
+from conftest import assert_matches_tf, error_core
+from tf_blade.kernels.errors import OOM_PREFIX, error_text, new_error_buffer
 from tf_blade.kernels.tile import tile_1d, tile_2d
 
 I64 = np.iinfo(np.int64)
@@ -14,19 +14,22 @@ def tf_tile(x, multiples):
     try:
         return tf.raw_ops.Tile(input=tf.constant(x), multiples=tf.constant(multiples)).numpy(), None
     except (tf.errors.InvalidArgumentError, tf.errors.ResourceExhaustedError) as e:
-        return None, e.message
+        return None, f"{type(e).__name__}: {error_core(e.message)}"
 
 
 def run_kernel(x, multiples):
     err = new_error_buffer()
     out = (tile_1d if x.ndim == 1 else tile_2d)(x, multiples, err)
-    return (None, error_text(err)) if err[0] else (out, None)
+    if not err[0]:
+        return out, None
+    text = error_text(err)  # the bridge raises an OOM message as ResourceExhaustedError
+    return None, ("ResourceExhaustedError: " if text.startswith(OOM_PREFIX) else "InvalidArgumentError: ") + text
 
 
 def check(x, multiples):
     want, tf_err = tf_tile(x, multiples)
     got, k_err = run_kernel(x, multiples)
-    assert_matches_tf(got, k_err, want, tf_err)
+    assert_matches_tf(got, k_err, want, tf_err, same_message=True)  # TF's OOM message goes on
 
 
 @pytest.mark.parametrize("mult_dtype", [np.int32, np.int64])
@@ -65,18 +68,33 @@ def test_tile_zero_sized():
     ((3, 4), [2**62, 2**62]),  # TF: "Expected a non-negative size"
     ((5,), [2**60]),           # byte count overflows
     ((3, 3), [2**31, 2**31]),
+    ((2, 2), [2**40, 3 * 2**40]),  # TF: "Encountered overflow when multiplying 2199023255552 with ..."
+    ((1, 3), [2**32, 2**31]),
+    ((2,), [2**63 - 1]),           # TF: "Expected a non-negative size, got -2"
+    ((3, 3), [2**62, -1]),         # the size check of dimension 0 comes first
+    ((1, 2), [-1, -5]),            # the first negative multiple is named, with its own value
+    ((1, 2), [-7, -5]),
+    ((1, 2), [3, -5]),
 ])
 def test_tile_huge_outputs_set_error(x_shape, multiples):
     check(np.ones(x_shape, np.float32), np.array(multiples, np.int64))
 
 
-def test_tile_wrapping_size_is_refused():
-    # 4 * 2**62 wraps to 0 in TF's int64 shape arithmetic and TF returns an empty tensor.
-    # The kernel refuses instead (documented divergence); guard that TF still does this.
-    want, tf_err = tf_tile(np.ones(4, np.float32), np.array([2**62], np.int64))
-    assert tf_err is None and want.shape == (0,)
-    got, k_err = run_kernel(np.ones(4, np.float32), np.array([2**62], np.int64))
-    assert k_err and "overflow" in k_err
+@pytest.mark.parametrize("x_shape, multiples", [
+    ((4,), [2**62]), ((2, 4), [3, 2**62]), ((4, 2), [2**62, 3]),  # wraps to 0: an empty result
+    ((5,), [2**62]),                                              # wraps to 2**62: OOM
+])
+def test_tile_wrapping_sizes_as_tf(x_shape, multiples):
+    # TF's int64 shape arithmetic wraps
+    check(np.ones(x_shape, np.float32), np.array(multiples, np.int64))
+
+
+@pytest.mark.parametrize("x_shape, multiples", [((4,), [2**62 + 1]), ((3, 8), [2, 2**61 + 1])])
+def test_tile_wrapping_to_a_size_it_can_fill_is_refused(x_shape, multiples):
+    # wraps to 4 and to 8 columns: TF fills those as Eigen's blocked broadcast happens to (its
+    # (3, 8) answer is row 0 six times), not as a tiling: a documented divergence
+    got, k_err = run_kernel(np.ones(x_shape, np.float32), np.array(multiples, np.int64))
+    assert k_err == "InvalidArgumentError: Tile: the output shape overflows int64"
 
 
 def test_fused_string_tile_keeps_its_pool():
