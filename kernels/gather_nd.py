@@ -2,12 +2,13 @@
 import numpy as np
 from numba import njit
 
-from .errors import int_text, set_error
+from .errors import add_context, joined, multi_index, set_error
 
 
 @njit(cache=True, nogil=True)
-def gather_nd(params, indices, err):
-    """Returns (out as [n, inner], output shape vector)."""
+def gather_nd(params, indices, node_name, err):
+    """Returns (out as [n, inner], output shape vector). ``node_name``: the bytes of ", node name:
+    <the GatherNd node>", which TF's message for an index out of range ends with."""
     p = np.ascontiguousarray(params)
     idx = np.ascontiguousarray(indices)
     k = idx.shape[idx.ndim - 1]
@@ -34,17 +35,24 @@ def gather_nd(params, indices, err):
     for d in range(k):
         leading *= p.shape[d]
     src = p.reshape((leading, inner))
+    bad = -1  # TF names the last index out of range (on one thread; its threads race for it)
     for i in range(n):
         flat = 0
         for d in range(k):
             v = rows[i, d]
             if v < 0 or v >= p.shape[d]:
-                s = "indices[" + str(i) + "] = ["
-                for e in range(k):
-                    s += (", " if e > 0 else "") + int_text(rows[i, e])
-                set_error(err, s, "] does not index into param shape ", p.shape)
-                return out[:0], shape
+                bad = i
+                break
             flat = flat * p.shape[d] + v
-        for c in range(inner):
-            out[i, c] = src[flat, c]
+        if bad != i:
+            for c in range(inner):
+                out[i, c] = src[flat, c]
+    if bad >= 0:
+        if idx.ndim > 1:  # TF: "indices[0,1] = [1, 5] ...", and "indices = [5] ..." for a vector
+            set_error(err, "indices", multi_index(np.array(idx.shape)[:-1], bad), " = [", joined(rows[bad]),
+                      "] does not index into param shape ", p.shape)
+        else:
+            set_error(err, "indices = [", joined(rows[bad]), "] does not index into param shape ", p.shape)
+        add_context(err, node_name)
+        return out[:0], shape
     return out, shape

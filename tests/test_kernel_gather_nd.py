@@ -3,23 +3,26 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from conftest import assert_matches_tf
+from conftest import assert_matches_tf, error_core
 from tf_blade.kernels.errors import error_text, new_error_buffer
 from tf_blade.kernels.gather_nd import gather_nd
 
 I64 = np.iinfo(np.int64)
 
 
+NODE_NAME = np.frombuffer(b", node name: GatherNd", np.uint8)  # what the lowering passes for its node
+
+
 def tf_gather_nd(params, indices):
     try:
         return tf.raw_ops.GatherNd(params=tf.constant(params), indices=tf.constant(indices)).numpy(), None
     except tf.errors.InvalidArgumentError as e:
-        return None, e.message
+        return None, error_core(e.message)
 
 
 def run_kernel(params, indices):
     err = new_error_buffer()
-    out, shape = gather_nd(params, indices, err)
+    out, shape = gather_nd(params, indices, NODE_NAME, err)
     if err[0]:
         return None, error_text(err)
     return out.reshape(tuple(shape)), None
@@ -28,7 +31,7 @@ def run_kernel(params, indices):
 def check(params, indices):
     want, tf_err = tf_gather_nd(params, indices)
     got, k_err = run_kernel(params, indices)
-    assert_matches_tf(got, k_err, want, tf_err)
+    assert_matches_tf(got, k_err, want, tf_err, same_message=True)
 
 
 def random_case(rng, idx_dtype, bad_rate=0.3):
@@ -92,9 +95,12 @@ def test_gather_nd_out_of_range_sets_error(bad):
     params = np.arange(6, dtype=np.float64).reshape(2, 3)
     idx = np.array([[0, 0], bad], np.int64)
     check(params, idx)
+    check(params, np.array([bad, [1, 2], [-3, 9], [1, 1]], np.int64))  # TF names the last one, [-3, 9]
+    check(params, np.array([[bad, [0, 1]], [[5, 5], [0, 2]]], np.int64))  # "indices[1,0] = [5, 5]"
+    check(params, np.array(bad, np.int64))                                # a vector: "indices = [...]"
     err = new_error_buffer()
-    gather_nd(params, idx, err)
-    assert err[0] != 0 and "does not index into param shape" in error_text(err)
+    gather_nd(params, idx, NODE_NAME, err)
+    assert error_text(err) == f"indices[1] = [{bad[0]}, {bad[1]}] does not index into param shape [2,3], node name: GatherNd"
 
 
 def test_gather_nd_large(rng):
@@ -102,3 +108,19 @@ def test_gather_nd_large(rng):
     idx = np.stack([rng.integers(0, 50, 5000), rng.integers(0, 40, 5000)], axis=-1)
     check(params, idx)
     check(params, idx[:, :1].copy())
+
+
+def test_fused_gather_nd_names_its_node_as_tf_does():
+    """TF's message ends ", node name: <the GatherNd node>": the lowering hands the kernel its own."""
+    import tf_blade
+    specs = [tf.TensorSpec([None, 3], tf.float32), tf.TensorSpec([None, 2], tf.int64)]
+    f = tf.function(lambda p, i: {"out": tf.gather_nd(p * 2.0, i, name="pick") + 1.0}, input_signature=specs)
+    opt = tf_blade.optimize(f, bridge="native", min_cluster_size=1)
+    assert opt.report.functions["serving_default"]["clusters"][0]["op_types"].get("GatherNd") == 1
+    args = tf.ones([2, 3]), tf.constant([[0, 0], [1, 3], [0, 2]], tf.int64)
+    with pytest.raises(tf.errors.InvalidArgumentError) as theirs:
+        f(*args)
+    with pytest.raises(tf.errors.InvalidArgumentError) as ours:
+        opt.signatures["serving_default"](*args)
+    assert error_core(ours.value.message) == error_core(theirs.value.message)
+    assert error_core(ours.value.message).endswith(", node name: pick")

@@ -1,4 +1,6 @@
 """GatherNd (also on strings: it moves ids, the pool stays)."""
+import numpy as np
+
 from ..registry import Lowering, lowering
 
 
@@ -11,5 +13,6 @@ class GatherNdLowering(Lowering):
 
     def emit(self, node, ins, em):
         params, idx = ins
-        flat, shape = em.call(2, f"{em.kernel('gather_nd', 'gather_nd')}({params.var}, {idx.var}, err)", True)
+        name = em.const(np.frombuffer(f", node name: {node.name}".encode("ascii", "replace"), np.uint8), "N")
+        flat, shape = em.call(2, f"{em.kernel('gather_nd', 'gather_nd')}({params.var}, {idx.var}, {name}, err)", True)
         return [em.reshaped(params, flat, shape, node.out_ranks[0])]
