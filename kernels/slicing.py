@@ -4,7 +4,7 @@ then copy, for any rank >= 1.
 import numpy as np
 from numba import njit
 
-from .errors import set_error
+from .errors import INT64_MAX, out_of_memory, overflow_result, set_error
 
 
 @njit(cache=True, nogil=True)
@@ -15,21 +15,39 @@ def slice_bounds(shape, begin, size, err):
     if begin.shape[0] != rank or size.shape[0] != rank:
         set_error(err, "Expected begin and size arguments to be 1-D tensors of size ", rank)
         return out
+    elements = np.int64(1)
+    wrapped = False
     for d in range(rank):
         b = np.int64(begin[d])
         s = np.int64(size[d])
         dim = shape[d]
-        if b < 0 or b > dim:
-            set_error(err, "Expected begin[", d, "] in [0, ", dim, "], but got ", b)
-            return out
         if s == -1:
             s = dim - b
-        if s < 0 or s > dim - b:  # not b + s > dim: that sum can overflow
+        if dim == 0:
+            if b != 0 or s != 0:
+                set_error(err, "Expected begin[", d, "] == 0 (got ", b, ") and size[", d, "] == 0 (got ", s,
+                          ") when input.dim_size(", d, ") == 0")
+                return out
+        elif b < 0 or b > dim:
+            set_error(err, "Expected begin[", d, "] in [0, ", dim, "], but got ", b)
+            return out
+        elif s < 0 or np.int64(np.uint64(b) + np.uint64(s)) > dim:  # TF's check, its sum wrapping
             set_error(err, "Expected size[", d, "] in [0, ", dim - b, "], but got ", s)
             return out
+        if s != 0 and elements > INT64_MAX // s:
+            set_error(err, "Encountered overflow when multiplying ", elements, " with ", s, ", result: ",
+                      overflow_result(elements, s))
+            return out
+        elements *= s
+        wrapped = wrapped or s > dim - b
         out[d, 0] = b
         out[d, 1] = b + s
         out[d, 2] = 1
+    if wrapped and elements > 0:  # b + s wrapped past TF's check: it then fails to allocate s
+        sizes = np.empty(rank, np.int64)
+        for d in range(rank):
+            sizes[d] = out[d, 1] - out[d, 0]
+        out_of_memory(err, sizes)
     return out
 
 

@@ -14,7 +14,7 @@ def _add_dim(elements, dim, m, i, err):
     if m < 0:
         set_error(err, "Expected multiples[", i, "] >= 0, but got ", m)
         return np.int64(-1), np.int64(-1)
-    size = np.int64(dim * m)
+    size = np.int64(np.uint64(dim) * np.uint64(m))  # unsigned: LLVM may assume a signed product never wraps
     if size < 0:
         set_error(err, "Expected a non-negative size, got ", size)
         return np.int64(-1), np.int64(-1)

@@ -103,8 +103,8 @@ def factor_into(rng, size, rank):
     return dims
 
 
-def assert_matches_tf(got, kernel_error, want, tf_error, same_message=False):
-    """The kernel agrees with TF: both reject the input (with TF's own message when
+def assert_matches_tf(got, kernel_error, want, tf_error, same_message=True):
+    """The kernel agrees with TF: both reject the input (with TF's own message, unless not
     ``same_message``), or both give the same bits."""
     if tf_error is not None:
         assert kernel_error, f"TF raised {tf_error!r} but the kernel accepted the input"

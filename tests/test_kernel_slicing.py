@@ -175,3 +175,15 @@ def test_fused_ellipsis_and_new_axis_slices(fused_slices, rng, n):
     for name in _SLICES:
         assert got[name].shape == want[name].shape, name
         np.testing.assert_array_equal(got[name].numpy(), want[name].numpy(), err_msg=name)
+
+
+@pytest.mark.parametrize("shape, begin, size", [
+    ((0,), [0], [-1]), ((0,), [1], [-1]), ((0,), [0], [1]),  # an empty dim: "Expected begin[0] == 0 (got 1) and ..."
+    ((0, 3), [0, 1], [0, 5]), ((3, 0), [0, 0], [2, -1]),
+    ((3,), [1], [I64.max]), ((3, 2), [1, 0], [I64.max, 1]),  # begin + size wraps past TF's check: OOM
+    ((3, 2), [2, 0], [I64.max - 1, 5]),                      # ... unless a later dim is refused first
+    ((3, 2), [1, 0], [I64.max, 2]),                          # the element count overflows
+    ((3,), [I64.max], [I64.max]), ((3,), [1], [-2]),
+])
+def test_slice_edges_get_tfs_answer_or_message(shape, begin, size):
+    check_slice(np.ones(shape, np.float32), np.array(begin, np.int64), np.array(size, np.int64))
