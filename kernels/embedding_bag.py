@@ -45,11 +45,8 @@ def embedding_bag(indices, values, dense_shape, table, mode, err):
         return empty
     for i in range(nnz):
         row = indices[i, 0]
-        if row < 0 or row >= rows:
-            if row < 0:
-                set_error(err, "indices(", i, ", 0) is invalid: ", row, " < 0")
-            else:
-                set_error(err, "indices(", i, ", 0) is invalid: ", row, " >= ", rows)
+        if row < 0 or row >= rows:  # TF's words for a negative row too: "-1 >= 3"
+            set_error(err, "indices(", i, ", 0) is invalid: ", row, " >= ", rows)
             return empty
         v = values[i]
         if v < 0 or v >= n_table:  # what the gather from the table would reject

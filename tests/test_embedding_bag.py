@@ -5,9 +5,9 @@ import tensorflow as tf
 
 from tf_blade.feature_column import embedding_bag as rewrite
 from tf_blade.kernels.embedding_bag import embedding_bag
-from tf_blade.kernels.errors import error_text, new_error_buffer
+from tf_blade.kernels.errors import OOM_PREFIX, error_text, new_error_buffer
 
-from conftest import COLUMNS, dense_features_function, fused_specs
+from conftest import COLUMNS, dense_features_function, error_core, fused_specs
 
 COMBINERS = {0: "sum", 1: "mean", 2: "sqrtn"}
 
@@ -45,23 +45,27 @@ def test_kernel_matches_tf_chain(mode, dtype):
         np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("indices, ids, shape", [
-    ([[5, 0]], [1], [3, 1]),          # row outside the dense shape
-    ([[-1, 0]], [1], [3, 1]),         # negative row
-    ([[0, 0]], [1], [0, 1]),          # entries but no rows
-    ([[0, 0]], [99], [3, 1]),         # id outside the table
-    ([[0, 0]], [1, 2], [3, 1]),       # values longer than indices
-    ([[0, 0]], [1], [1 << 50, 1]),    # absurd dense shape: TF reports OOM, never a crash
+@pytest.mark.parametrize("indices, ids, shape, same_words", [
+    ([[5, 0]], [1], [3, 1], True),          # row outside the dense shape
+    ([[-1, 0]], [1], [3, 1], True),         # negative row: TF says "-1 >= 3"
+    ([[0, 0]], [1], [0, 1], True),          # entries but no rows
+    ([[0, 0]], [99], [3, 1], True),         # id outside the table
+    ([[0, 0]], [1, 2], [3, 1], False),      # values longer than indices (TF's Python refuses the shapes)
+    ([[0, 0]], [1], [1 << 50, 1], False),   # absurd dense shape: OOM (another of the chain's allocations)
 ])
-def test_kernel_bad_input_matches_tf_error(indices, ids, shape):
+def test_kernel_bad_input_matches_tf_error(indices, ids, shape, same_words):
     table = np.ones((10, 4), np.float32)
     err = new_error_buffer()
     embedding_bag(np.array(indices, np.int64).reshape(-1, 2), np.array(ids, np.int64),
                   np.array(shape, np.int64), table, 1, err)
     assert err[0] != 0
-    with pytest.raises((tf.errors.InvalidArgumentError, tf.errors.ResourceExhaustedError, ValueError)):
+    with pytest.raises((tf.errors.InvalidArgumentError, tf.errors.ResourceExhaustedError, ValueError)) as theirs:
         tf_chain(np.array(indices, np.int64).reshape(-1, 2), np.array(ids, np.int64),
                  np.array(shape, np.int64), tf.constant(table), "mean")
+    if same_words:
+        assert error_text(err) == error_core(theirs.value.message)
+    elif theirs.type is tf.errors.ResourceExhaustedError:
+        assert error_text(err).startswith(OOM_PREFIX)
 
 
 def test_rewrite_fuses_every_column_and_drops_the_chain():

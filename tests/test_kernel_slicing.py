@@ -165,8 +165,8 @@ def fused_slices():
 def test_fused_ellipsis_and_new_axis_slices(fused_slices, rng, n):
     slices, fused = fused_slices
     x = tf.constant(rng.standard_normal((n, 3, 4)).astype(np.float32))
-    if n == 0:  # x[0] of an empty batch: both refuse
-        with pytest.raises(tf.errors.InvalidArgumentError):
+    if n == 0:  # x[0] and x[-1] of an empty batch: both refuse (which one TF names depends on
+        with pytest.raises(tf.errors.InvalidArgumentError):  # which of its ops runs first)
             slices(x)
         with pytest.raises(tf.errors.InvalidArgumentError):
             fused(x)
