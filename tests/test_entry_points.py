@@ -331,3 +331,25 @@ def test_blade_function_takes_ragged_arguments_by_keyword():
         for key in want:
             np.testing.assert_array_equal(got[key].numpy(), want[key].numpy())
     assert any(v[2].report.fused_ops for v in ours.optimized.values())
+
+
+def test_the_optimized_model_takes_composite_arguments_as_the_original_does():
+    """optimize()'s model called as the original function: a SparseTensor or RaggedTensor goes in
+    whole, positionally or by keyword (its signature takes the components)."""
+    specs = [tf.RaggedTensorSpec([None, None], tf.string), tf.SparseTensorSpec([None, None], tf.string),
+             tf.TensorSpec([None], tf.int64)]
+
+    @tf.function(input_signature=specs)
+    def f(r, sp, n):
+        return {"ids": tf.strings.to_hash_bucket_fast(r.flat_values, 1000) * tf.constant(10000, tf.int64)
+                + tf.cast(r.row_lengths(), tf.int64)[0] + n[0],
+                "s": tf.strings.to_hash_bucket_fast(sp.values, 1000)}
+
+    opt = tf_blade.optimize(f, bridge="native")
+    r = tf.ragged.constant([["a", "", "bb"], [], ["c"]])
+    sp = tf.sparse.from_dense(tf.constant([["q", ""], ["", "w"]]))
+    n = tf.constant([3], tf.int64)
+    want = f(r, sp, n)
+    for got in (opt(r, sp, n), opt(r=r, sp=sp, n=n), opt(r, sp=sp, n=n)):
+        for key in want:
+            np.testing.assert_array_equal(got[key].numpy(), want[key].numpy())

@@ -31,8 +31,16 @@ class OptimizedModel(tf.Module):
         self._keep_alive = keep_alive   # numpy-bridge kernels referenced by py-func tokens
 
     def __call__(self, *args, **kwargs):
+        """The one signature, called as the original function is: a SparseTensor or RaggedTensor
+        argument goes in as itself (the signature takes its components: positionally in its
+        place, by keyword as ``x``, ``x_1``, ...)."""
         if len(self.signatures) != 1:
             raise TypeError("call a signature: model.signatures[name](...)")
+        if not all(isinstance(a, tf.Tensor) for a in args):  # the common case stays cheap
+            args = tf.nest.flatten(list(args), expand_composites=True)
+        for name in [k for k, v in kwargs.items() if isinstance(v, tf.__internal__.CompositeTensor)]:
+            parts = tf.nest.flatten(kwargs.pop(name), expand_composites=True)
+            kwargs.update({name if i == 0 else f"{name}_{i}": part for i, part in enumerate(parts)})
         return next(iter(self.signatures.values()))(*args, **kwargs)
 
 
