@@ -41,10 +41,10 @@ def tile_2d(x, multiples, err):
     m0 = np.int64(multiples[0])
     m1 = np.int64(multiples[1])
     r, c = x.shape[0], x.shape[1]
-    rows, elements = _add_dim(np.int64(1), np.int64(r), m0, 0, err)
+    rows, elements = _add_dim(np.int64(1), np.int64(r), m0, np.int64(0), err)
     if rows < 0:
         return np.empty((0, 0), x.dtype)
-    cols, elements = _add_dim(elements, np.int64(c), m1, 1, err)
+    cols, elements = _add_dim(elements, np.int64(c), m1, np.int64(1), err)
     if cols < 0:
         return np.empty((0, 0), x.dtype)
     try:
@@ -72,7 +72,7 @@ def tile_1d(x, multiples, err):
         return np.empty(0, x.dtype)
     m = np.int64(multiples[0])
     n = x.shape[0]
-    total, _ = _add_dim(np.int64(1), np.int64(n), m, 0, err)
+    total, _ = _add_dim(np.int64(1), np.int64(n), m, np.int64(0), err)
     if total < 0:
         return np.empty(0, x.dtype)
     try:
