@@ -2,9 +2,10 @@
 lookups, HashedCrossing one-hot): counts, or summed weights, of each value below ``size``.
 
 Checks in TF's order: weights the shape of the input (or empty), size >= 0, then no negative
-value (a matrix: TF's 32-bit rule, bincount_rows). Values >= size are ignored. A matrix input counts per row; a row's values add in column
-order, as TF's do (bit-identical). A vector input adds in input order; TF splits large vectors
-across threads and sums the partial bins, so float weights there agree within rounding.
+value (a matrix: TF's 32-bit rule, bincount_rows). Values >= size are ignored. A matrix input
+counts per row; a row's values add in column order, as TF's do (bit-identical). A vector input
+adds in input order; TF splits large vectors across threads and sums the partial bins, so float
+weights there agree within rounding.
 """
 import numpy as np
 from numba import njit

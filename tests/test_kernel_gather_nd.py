@@ -100,7 +100,8 @@ def test_gather_nd_out_of_range_sets_error(bad):
     check(params, np.array(bad, np.int64))                                # a vector: "indices = [...]"
     err = new_error_buffer()
     gather_nd(params, idx, NODE_NAME, err)
-    assert error_text(err) == f"indices[1] = [{bad[0]}, {bad[1]}] does not index into param shape [2,3], node name: GatherNd"
+    want = f"indices[1] = [{bad[0]}, {bad[1]}] does not index into param shape [2,3], node name: GatherNd"
+    assert error_text(err) == want
 
 
 def test_gather_nd_large(rng):
