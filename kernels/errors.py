@@ -197,10 +197,15 @@ def _put_text(err, at, text):
     return at
 
 
+def message_bytes(text: str) -> np.ndarray:
+    """``text`` as the bytes ``add_context`` appends (a generated module's constant: typing no
+    strings keeps a model's entry quick to compile), non-ASCII as "?" as set_error writes it."""
+    return np.frombuffer(text.encode("ascii", "replace"), np.uint8)
+
+
 def context_suffix(node: str) -> np.ndarray:
-    """TF's own "[[{{node X}}]]" suffix for ``node``, as the bytes ``add_context`` appends (a
-    generated module's constant: typing no strings keeps a model's entry quick to compile)."""
-    return np.frombuffer(("\n\t [[{{node " + node + "}}]]").encode("ascii", "replace"), np.uint8)
+    """TF's own "[[{{node X}}]]" suffix for ``node``, as message_bytes."""
+    return message_bytes("\n\t [[{{node " + node + "}}]]")
 
 
 @njit(cache=True, nogil=True)
@@ -242,7 +247,17 @@ def out_of_memory(err, dims):
 
 
 @njit(cache=True, nogil=True)
-def overflow_result(a, b):
+def multiply_sizes(a, b, err):
+    """``a * b`` for sizes a, b >= 0, as TF's shapes multiply them (MultiplyWithoutOverflow): -1,
+    with TF's message in ``err``, when the product passes int64."""
+    if b != 0 and a > INT64_MAX // b:
+        set_error(err, "Encountered overflow when multiplying ", a, " with ", b, ", result: ", _overflow_result(a, b))
+        return np.int64(-1)
+    return np.int64(a * b)
+
+
+@njit(cache=True, nogil=True)
+def _overflow_result(a, b):
     """What TF's MultiplyWithoutOverflow returns for non-negative ``a * b`` past int64: the product
     read as int64 while it fits 64 unsigned bits, else -1 (the "result" of its overflow message)."""
     product = np.uint64(a) * np.uint64(b)

@@ -4,7 +4,7 @@ then copy, for any rank >= 1.
 import numpy as np
 from numba import njit
 
-from .errors import INT64_MAX, out_of_memory, overflow_result, set_error
+from .errors import multiply_sizes, out_of_memory, set_error
 
 
 @njit(cache=True, nogil=True)
@@ -34,11 +34,9 @@ def slice_bounds(shape, begin, size, err):
         elif s < 0 or np.int64(np.uint64(b) + np.uint64(s)) > dim:  # TF's check, its sum wrapping
             set_error(err, "Expected size[", d, "] in [0, ", dim - b, "], but got ", s)
             return out
-        if s != 0 and elements > INT64_MAX // s:
-            set_error(err, "Encountered overflow when multiplying ", elements, " with ", s, ", result: ",
-                      overflow_result(elements, s))
+        elements = multiply_sizes(elements, s, err)
+        if elements < 0:
             return out
-        elements *= s
         wrapped = wrapped or s > dim - b
         out[d, 0] = b
         out[d, 1] = b + s

@@ -7,7 +7,7 @@ does not change. Only the shapes are validated.
 import numpy as np
 from numba import njit
 
-from .errors import INT64_MAX, overflow_result, set_error
+from .errors import multiply_sizes, set_error
 
 
 @njit(cache=True, nogil=True)
@@ -23,11 +23,10 @@ def resolve_shape(input_shape, new_shape, err):
         if s < 0:
             set_error(err, "Expected shape dimensions to be non-negative, got ", s)
             return out_shape, dense_size
-        if s != 0 and dense_size > INT64_MAX // s:  # TF: MultiplyWithoutOverflow
-            set_error(err, "Encountered overflow when multiplying ", dense_size, " with ", s, ", result: ",
-                      overflow_result(dense_size, s))
+        grown = multiply_sizes(dense_size, s, err)
+        if grown < 0:
             return out_shape, dense_size
-        dense_size *= s
+        dense_size = grown
     product = 1  # of the given sizes, -1 counted as 1: the running size of TF's output shape
     unknown = -1
     for d in range(out_rank):
@@ -41,11 +40,10 @@ def resolve_shape(input_shape, new_shape, err):
         elif s < 0:
             set_error(err, "size ", d, " must be non-negative, not ", s)
             return out_shape, dense_size
-        elif s != 0 and product > INT64_MAX // s:
-            set_error(err, "Encountered overflow when multiplying ", product, " with ", s, ", result: ",
-                      overflow_result(product, s))
+        grown = multiply_sizes(product, s, err)
+        if grown < 0:
             return out_shape, dense_size
-        product *= s
+        product = grown
         out_shape[d] = s
     if unknown != -1:
         if product == 0:

@@ -2,7 +2,7 @@
 import numpy as np
 from numba import njit
 
-from .errors import INT64_MAX, out_of_memory, overflow_result, set_error
+from .errors import INT64_MAX, multiply_sizes, out_of_memory, set_error
 
 
 @njit(cache=True, nogil=True)
@@ -18,11 +18,8 @@ def _add_dim(elements, dim, m, i, err):
     if size < 0:
         set_error(err, "Expected a non-negative size, got ", size)
         return np.int64(-1), np.int64(-1)
-    if size != 0 and elements > INT64_MAX // size:
-        set_error(err, "Encountered overflow when multiplying ", elements, " with ", size, ", result: ",
-                  overflow_result(elements, size))
-        return np.int64(-1), np.int64(-1)
-    return size, elements * size
+    elements = multiply_sizes(elements, size, err)
+    return (size, elements) if elements >= 0 else (np.int64(-1), np.int64(-1))
 
 
 @njit(cache=True, nogil=True)

@@ -123,7 +123,7 @@ def error_core(message):
     context (the first line of a graph function's error is only "Graph execution error:"; an
     eager op's and a lambda's start "{{function_node ...}} ")."""
     lines = [l for l in message.splitlines() if l.strip() and not l.startswith(
-        ("Graph execution", "Detected at", "<stack", "\t", " ", "  File"))]
+        ("Graph execution", "Detected at", "<stack", "\t", " "))]  # " ": stack lines ("  File ...")
     if not lines:
         return message
     return re.sub(r"^\{\{function_node [^}]*\}\}\s*", "", lines[0]).split(" [[")[0].split(" [Op:")[0]

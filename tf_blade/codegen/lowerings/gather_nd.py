@@ -1,6 +1,5 @@
 """GatherNd (also on strings: it moves ids, the pool stays)."""
-import numpy as np
-
+from ...kernels.errors import message_bytes
 from ..registry import Lowering, lowering
 
 
@@ -13,6 +12,6 @@ class GatherNdLowering(Lowering):
 
     def emit(self, node, ins, em):
         params, idx = ins
-        name = em.const(np.frombuffer(f", node name: {node.name}".encode("ascii", "replace"), np.uint8), "N")
+        name = em.const(message_bytes(f", node name: {node.name}"), "N")
         flat, shape = em.call(2, f"{em.kernel('gather_nd', 'gather_nd')}({params.var}, {idx.var}, {name}, err)", True)
         return [em.reshaped(params, flat, shape, node.out_ranks[0])]
