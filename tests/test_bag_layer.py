@@ -81,19 +81,32 @@ def test_a_new_model_of_a_direct_layer_compiles_its_entry_alone(tmp_path):
     assert 0 < compiles() <= 5
 
 
-def test_native_entry_reads_wide_and_deeps_numeric_inputs_in_place():
-    # wide & deep's numeric columns are inputs of the op (their log1p is TF's): both layers read
-    # every input in place (the numeric columns' DenseFeatures Reshapes checked by the plan), the
-    # wide logit (the Sum of the wide layer's rows) is the library's too, and the entry runs no
-    # steps: no template part of either layer, no numeric column's part, no arrays of the inputs.
+def test_native_entry_of_wide_and_deep_runs_its_normalizers_as_one_group():
+    # wide & deep's numeric columns are log1p(max(x, 0)), fused (codegen/lowerings/log1p.py): the
+    # entry runs their chains as one group of parts and hands the values to the deep layer's
+    # library call in slots; the wide layer reads every input in place, and the wide logit (the
+    # Sum of its rows) is the library's too. No template part of either layer, no input arrays
+    # beyond the normalizers'.
     from tf_blade.codegen.generate import generate
     spec = _spec(criteo_wdl_model(3, 2, dim=4, hidden=(8,)))
     source, templates = generate(spec)
     entry = source[source.index("def entry("):]
-    assert entry.count("run_direct(") == 2 and "value_slot(" not in entry and ".run_task(" not in entry
-    assert "outs = " not in entry and "carray(ptr_from_int(in_ptrs" not in entry and "np.arange(" not in entry
-    assert ".plan(" not in entry and ".fill_into(" not in entry and "pieces(" not in source
+    assert entry.count("run_direct(") == 2 and entry.count("run_direct(in_ptrs, in_shapes, ") == 1
+    assert entry.count(".group(") == 1 and entry.count("value_slot(") == 2 and ".run_task(" not in entry
+    assert "np.arange(" not in entry and ".plan(" not in entry and ".fill_into(" not in entry and "pieces(" not in source
     assert len([name for name, src in templates.items() if "plan_by_address" in src]) == 2
+
+
+def test_native_entry_reads_numeric_inputs_in_place():
+    # numeric columns without a normalizer are inputs of the op: the layer's library call reads
+    # them in place (their DenseFeatures Reshapes checked by its plan), and the entry runs no steps
+    from tf_blade.codegen.generate import generate
+    serve, _ = _numeric_layer()
+    (spec,) = fused_specs(serve, bridge="native")
+    source, _ = generate(spec)
+    entry = source[source.index("def entry("):]
+    assert entry.count("run_direct(in_ptrs, in_shapes, ") == 1 and "value_slot(" not in entry
+    assert "outs = " not in entry and "carray(ptr_from_int(in_ptrs" not in entry and ".group(" not in entry
 
 
 def _numeric_layer(normalizer=None, n1_dims=(None, 3)):

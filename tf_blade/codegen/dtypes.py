@@ -1,5 +1,6 @@
 """TensorFlow DataType enum values <-> NumPy dtype names, without importing TensorFlow."""
 
+FLOAT32 = 1
 STRING = 7
 BOOL = 10
 INT8, INT16 = 6, 5

@@ -9,6 +9,38 @@ def unsupported_dtype(node) -> str | None:
     return None
 
 
+# Grappler's unary elementwise ops (IsUnaryElementWise). Its arithmetic optimizer (on in stock TF,
+# not among passes/simplify.py's rewrites) hoists chains of them across a Concat or Split: TF runs
+# Exp(concat(a, b)) for concat(Exp(a), Exp(b)). Where Eigen's vector path and its scalar tail
+# differ (transcendental ops, log1p.py), the bits depend on the tensor the op runs on.
+GRAPPLER_UNARY = frozenset({
+    "Abs", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "ComplexAbs", "Conj", "Cos",
+    "Cosh", "Digamma", "Elu", "Erf", "Erfc", "Exp", "Expm1", "Floor", "Inv", "Invert", "Isinf",
+    "Isnan", "Isfinite", "Lgamma", "Log", "Log1p", "LogicalNot", "Neg", "Reciprocal", "Relu",
+    "Relu6", "Rint", "Round", "Selu", "Rsqrt", "Sigmoid", "Sign", "Sin", "Sinh", "Softplus",
+    "Softsign", "Sqrt", "Square", "Tan", "Tanh"})
+# ... of which these give the same bits wherever an element sits (IEEE-exact, unary.py's)
+POSITION_FREE_UNARY = frozenset({"Abs", "Ceil", "Floor", "LogicalNot", "Neg", "Sqrt", "Square"})
+
+
+def unary_chain(graph, ref):
+    """The ops of the unary elementwise chain ending at ``ref``, nearest first."""
+    chain = []
+    node = graph.producer(ref)
+    while node.op in GRAPPLER_UNARY and node.inputs:
+        chain.append(node.op)
+        node = graph.producer(node.inputs[0])
+    return chain
+
+
+def grappler_hoists_into(concat, graph) -> bool:
+    """Whether TF's Grappler may hoist a position-dependent unary op across ``concat`` (a
+    ConcatV2): every value input ends a unary chain and one chain holds such an op (a superset of
+    what it rewrites). Such a Concat stays TF's, so TF's runtime makes the same rewrite there."""
+    chains = [unary_chain(graph, ref) for ref in concat.inputs[:-1]]
+    return len(chains) > 1 and all(chains) and any(set(c) - POSITION_FREE_UNARY for c in chains)
+
+
 def numeric_only(node, graph) -> str | None:
     for ref in node.inputs:
         if graph.dtype_of(ref) == STRING:

@@ -1,6 +1,6 @@
 """ConcatV2 along a constant axis."""
 from ..registry import Lowering, lowering
-from ._common import const_input, numeric_only, part_tables_call
+from ._common import const_input, grappler_hoists_into, numeric_only, part_tables_call
 
 
 @lowering("ConcatV2")
@@ -8,6 +8,8 @@ class ConcatLowering(Lowering):
     def check(self, node, graph):
         if any(graph.rank_of(r) in (None, 0) for r in node.inputs[:-1]):
             return "input rank unknown"
+        if grappler_hoists_into(node, graph):
+            return "TF's Grappler hoists its inputs' unary ops (Exp, Log1p ...) across it"
         return const_input(graph, node, len(node.inputs) - 1) or numeric_only(node, graph)
 
     def emit(self, node, ins, em):

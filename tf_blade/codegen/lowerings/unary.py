@@ -1,6 +1,7 @@
 """Elementwise unary ops whose NumPy forms are bit-exact with TF's CPU kernels (IEEE-exact float
-ops, wrapping integer ops). Transcendental ops (Log1p, Rsqrt ...) are left to TF: Eigen's
-vectorised versions can differ from libm in the last bit."""
+ops, wrapping integer ops). Transcendental ops (Exp, Rsqrt ...) are left to TF: Eigen's
+vectorised versions can differ from libm in the last bit (Log1p has its own lowering, log1p.py,
+whose kernel follows both of TF's paths)."""
 from ..dtypes import FLOAT
 from ..registry import Lowering, lowering
 from ._common import numeric_only
