@@ -14,6 +14,7 @@ from numba import njit
 PACKET = 8  # floats per AVX register: the elements after the last full packet take the scalar path
 
 _ONE = np.float32(1.0)
+_MINUS_ONE = np.float32(-1.0)
 _ZERO = np.float32(0.0)
 _SQRT_HALF = np.float32(0.707106781186547524)
 _LN2 = np.float32(0.693147180559945309417232121458)
@@ -26,8 +27,7 @@ _Q2 = np.float32(1.4999999999999927)
 _Q3 = np.float32(1.0)
 _NEG_INF = np.float32(-np.inf)
 _POS_INF = np.float32(np.inf)
-_ALL_ONES = np.uint32(0xFFFFFFFF)  # an invalid lane's result: Eigen ORs in its all-ones mask (a NaN)
-_EXP_MASK = np.uint32(0xFF)
+_ALL_ONES = np.uint32(0xFFFFFFFF)
 _SIGN_MANTISSA = np.uint32(0x807FFFFF)
 _HALF_BITS = np.uint32(0x3F000000)
 _SIGN = np.uint32(0x80000000)
@@ -37,60 +37,48 @@ _INF_BITS = np.uint32(0x7F800000)
 _QUIET = np.uint32(0x00400000)
 
 
-@njit(cache=True, nogil=True, inline="always", error_model="numpy")
-def _packet_log(u, bits, scratch, scratch_bits):
-    """Eigen's plog_float of one lane: u (float32, never subnormal: u = 1 + x) whose bit pattern
-    is ``bits``; ``scratch`` is a one-element float32 array viewed as ``scratch_bits`` (uint32)."""
-    # pfrexp: mantissa in [0.5, 1) and exponent (zero, inf and NaN pass through with exponent 0)
-    biased = np.float32((bits >> np.uint32(23)) & _EXP_MASK)
-    if u == _ZERO or biased == np.float32(255.0):
-        m, e = u, _ZERO
-    else:
-        scratch_bits[0] = (bits & _SIGN_MANTISSA) | _HALF_BITS
-        m, e = scratch[0], biased - np.float32(126.0)
-    # to [sqrt(1/2), sqrt(2)), centred on 0
-    tmp = m if m < _SQRT_HALF else _ZERO
-    if m < _SQRT_HALF:
-        e = e - _ONE
-    x = (m - _ONE) + tmp
-    p = x * ((_P0 * x + _P1) * x + _P2)
-    q = ((_Q0 * x + _Q1) * x + _Q2) * x + _Q3
-    r = e * _LN2 + p / q
-    if u == _ZERO:
-        return _NEG_INF
-    if u == _POS_INF:
-        r = _POS_INF
-    if u < _ZERO or u != u:
-        scratch_bits[0] = _ALL_ONES
-        r = scratch[0]
-    return r
-
-
 @njit(cache=True, nogil=True, error_model="numpy")  # IEEE division: x / 0 is inf, no exception
 def log1p_float32(x):
-    """TF's Log1p of the flat, contiguous float32 array ``x`` (a tensor's elements in order)."""
+    """TF's Log1p of the flat, contiguous float32 array ``x`` (a tensor's elements in order).
+    The packet lanes are written as selects over whole arrays (no branches, no calls), so LLVM
+    vectorises them; bit patterns are read and written through uint32 views."""
     n = x.shape[0]
     out = np.empty(n, np.float32)
     packed = n - n % PACKET
+    out_bits = out.view(np.uint32)
     x_bits = x.view(np.uint32)
-    bits = out.view(np.uint32)
-    scratch = np.empty(1, np.float32)
-    scratch_bits = scratch.view(np.uint32)
+    mantissa_bits = np.empty(packed, np.uint32)
+    mantissa = mantissa_bits.view(np.float32)
+    exponent = np.empty(packed, np.float32)
     for i in range(packed):
-        out[i] = x[i] + _ONE   # u, read back below as float and as bits
-    for i in range(packed):
+        out[i] = x[i] + _ONE   # u
+    for i in range(packed):  # pfrexp of u: mantissa in [0.5, 1), biased exponent
+        b = out_bits[i]
+        mantissa_bits[i] = (b & _SIGN_MANTISSA) | _HALF_BITS
+        exponent[i] = np.float32(np.int32(b >> np.uint32(23)) & np.int32(0xFF))
+    for i in range(packed):  # plog(u) (u is never subnormal), then Kahan's x * log(u) / (u - 1)
         v = x[i]
         u = out[i]
-        log_u = _packet_log(u, bits[i], scratch, scratch_bits)
-        magnitude = x_bits[i] & _MAGNITUDE
-        if magnitude != 0 and magnitude < _SMALLEST_NORMAL_BITS:
-            bits[i] = x_bits[i] & _SIGN   # TF's threads flush subnormals: a signed zero
-        elif magnitude > _INF_BITS:
-            bits[i] = x_bits[i] | _QUIET   # a NaN comes out as itself, quieted (x86 propagates it)
-        elif u == _ONE or u == log_u:   # tiny x, or u = +inf
-            out[i] = v
-        else:
-            out[i] = v * (log_u / (u - _ONE))
+        through = (u == _ZERO) | (exponent[i] == np.float32(255.0))  # zero, inf, NaN: exponent 0
+        m = u if through else mantissa[i]
+        e = _ZERO if through else exponent[i] - np.float32(126.0)
+        below = m < _SQRT_HALF  # to [sqrt(1/2), sqrt(2)), centred on 0
+        e = e - _ONE if below else e
+        t = (m - _ONE) + (m if below else _ZERO)
+        p = t * ((_P0 * t + _P1) * t + _P2)
+        q = ((_Q0 * t + _Q1) * t + _Q2) * t + _Q3
+        log_u = e * _LN2 + p / q
+        log_u = _POS_INF if u == _POS_INF else log_u
+        log_u = _NEG_INF if u == _ZERO else log_u
+        out[i] = v if (u == _ONE) | (u == log_u) else v * (log_u / (u - _ONE))  # tiny x, or u = +inf
+    for i in range(packed):  # what TF's lanes give beyond the arithmetic above
+        b = x_bits[i]
+        magnitude = b & _MAGNITUDE
+        r = out_bits[i]
+        r = _ALL_ONES if x[i] < _MINUS_ONE else r   # u < 0: Eigen's invalid mask, all ones (a NaN)
+        r = b & _SIGN if (magnitude != np.uint32(0)) & (magnitude < _SMALLEST_NORMAL_BITS) else r  # flushed
+        r = b | _QUIET if magnitude > _INF_BITS else r   # a NaN comes out as itself, quieted
+        out_bits[i] = r
     for i in range(packed, n):
         out[i] = np.log1p(x[i])
     return out
