@@ -115,6 +115,36 @@ def test_parts_that_only_view_their_inputs_make_no_group(monkeypatch):
     np.testing.assert_array_equal(opt.signatures["serving_default"](*args), f(*args))
 
 
+def test_a_group_runs_on_tbb_by_its_own_inputs_size(monkeypatch):
+    """A group step goes to TBB only when its parts' own inputs are large (numbers weigh an eighth
+    of a string): not because other inputs of the op, which it never reads, are (wide & deep's
+    normalizers beside its string columns ran slower on TBB, codegen/generate.py)."""
+    from tf_blade.runtime import compiler, threads
+    if not threads.parallel_enabled():
+        pytest.skip("groups exist only with Numba's TBB threading layer")
+    made = []
+    generate = compiler.generate
+    monkeypatch.setattr(compiler, "generate", lambda spec: made.append(generate(spec)) or made[-1])
+
+    @tf.function(input_signature=[tf.TensorSpec([None], tf.int64)] * 2 + [tf.TensorSpec([None, 3], tf.float32),
+                                                                          tf.TensorSpec([None], tf.string)])
+    def f(a, b, table, s):
+        return {"a": tf.gather(table, a * 2 + 1) * 3.0, "b": tf.gather(table, b * 2 + 1) * 3.0,
+                "s": tf.strings.to_hash_bucket_fast(s, 10)}
+
+    opt = tf_blade.optimize(f, bridge="native", min_cluster_size=1)
+    source = made[-1][0]
+    entry = source[source.index("def entry("):]
+    # the strings (a0) count for the op's ``wide``, not for the gathers' group (ids a1, a3; table a2)
+    assert "wide_1 = wide and 0 + (a1.size + a2.size + a3.size + a2.size) // 8 >= 32768" in entry, entry
+    assert ", wide_1, err)" in entry and "in_shapes[3 * MAX_RANK + 0]" in entry.split("wide =")[0]
+    args = [tf.constant([0, 1], tf.int64), tf.constant([2], tf.int64), tf.constant(np.ones((8, 3), np.float32)),
+            tf.constant([b"x", b"y"])]
+    got, want = opt.signatures["serving_default"](*args), f(*args)
+    for key in want:
+        np.testing.assert_array_equal(got[key], want[key])
+
+
 @pytest.mark.parametrize("bridge", ["native", "numpy"])
 def test_a_failing_part_hands_back_nothing_and_leaks_nothing(bridge, monkeypatch):
     """A part whose step fails returns without writing its results (the caller's slot starts as

@@ -23,6 +23,7 @@ class Lowering:
     runtime_attrs = ()        # attrs passed as runtime parameters, not baked into the template
     reads_shapes_only = False # reads only its inputs' shapes: parts of such ops are too light to run in parallel
     view_only = False         # its output views its first input's data: no per-element work either
+    elementwise = False       # a few vectorised ns an element (arithmetic, log1p): no group either
 
     def check(self, node, graph) -> Optional[str]:
         return None

@@ -30,6 +30,8 @@ _DIVIDING = ("RealDiv", "DivNoNan", "FloorMod")
 
 @lowering(*_EXPR)
 class BinaryLowering(Lowering):
+    elementwise = True
+
     def check(self, node, graph):
         if any(graph.rank_of(r) is None for r in node.inputs):
             return "input rank unknown"

@@ -48,6 +48,8 @@ def _hoistable(node, graph) -> bool:
 
 @lowering("Log1p")
 class Log1pLowering(Lowering):
+    elementwise = True
+
     def check(self, node, graph):
         if graph.dtype_of(node.inputs[0]) != FLOAT32:
             return "float32 only (float64's packets are another algorithm)"

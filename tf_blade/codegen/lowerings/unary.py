@@ -13,6 +13,8 @@ _FLOAT_ONLY = ("Sqrt", "Floor", "Ceil")
 
 @lowering(*_EXPR)
 class UnaryLowering(Lowering):
+    elementwise = True
+
     def check(self, node, graph):
         if node.op in _FLOAT_ONLY and graph.dtype_of(node.inputs[0]) not in FLOAT:
             return "integer input (TF has no such kernel)"
