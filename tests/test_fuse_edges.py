@@ -194,3 +194,27 @@ def test_a_failing_part_hands_back_nothing_and_leaks_nothing(bridge, monkeypatch
     assert after.alloc - before.alloc == after.free - before.free, (before, after)
     assert after.mi_alloc - before.mi_alloc == after.mi_free - before.mi_free, (before, after)
     check_good()
+
+
+def test_an_array_and_a_scalar_compute_as_tf_without_a_broadcast_check(monkeypatch, rng):
+    """A scalar broadcasts to any shape: the binary lowering emits an array-scalar expression,
+    no shape check and no NumPy broadcasting to compile; the bits stay TF's (int32 products
+    wrap, max against a scalar, comparisons)."""
+    from tf_blade.runtime import compiler
+    made = []
+    generate = compiler.generate
+    monkeypatch.setattr(compiler, "generate", lambda spec: made.append(generate(spec)) or made[-1])
+
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.int32), tf.TensorSpec([None], tf.float32)])
+    def f(x, y):
+        return {"wrap": x * 7 + 1, "max": tf.maximum(y, 0.5) - 2.5, "cmp": x > 3, "left": 3.0 * y}
+
+    opt = tf_blade.optimize(f, bridge="native", min_cluster_size=1)
+    sources = [text for source, templates in made for text in [source, *templates.values()]]
+    assert made and not any("broadcast_shape" in text for text in sources)
+    for rows in (0, 1, 9):
+        x = rng.integers(-2**31, 2**31, (rows, 3)).astype(np.int32)
+        y = rng.standard_normal(rows).astype(np.float32) * 1e3
+        got, want = opt.signatures["serving_default"](x=tf.constant(x), y=tf.constant(y)), f(x, y)
+        for key in want:
+            assert got[key].numpy().tobytes() == want[key].numpy().tobytes(), key
