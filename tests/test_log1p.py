@@ -1,5 +1,7 @@
 """Log1p: kernels/log1p.py against TF bit for bit (its AVX packets and libm's tail, NaN payloads,
 flushed subnormals), and where the lowering fuses it (codegen/lowerings/log1p.py)."""
+import os
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -124,3 +126,12 @@ def test_float64_log1p_stays_tfs():
     fn = tf.function(lambda x: tf.math.log1p(x) * 2.0, input_signature=[tf.TensorSpec([None], tf.float64)])
     reasons, _ = _not_fused(fn)
     assert reasons.get("Log1p") == 1, reasons
+
+
+@pytest.mark.skipif(os.environ.get("TF_BLADE_LOG1P_EXHAUSTIVE") != "1",
+                    reason="every float32 (about 2 minutes): TF_BLADE_LOG1P_EXHAUSTIVE=1 runs it by hand")
+def test_every_float32_pattern():
+    # the packet path on all 2^32 patterns, in chunks of 2^24 (multiples of 8: no tail)
+    chunk = 1 << 24
+    for c in range(1 << 8):
+        assert_tf_bits(np.arange(c * chunk, (c + 1) * chunk, dtype=np.uint64).astype(np.uint32).view(np.float32))
