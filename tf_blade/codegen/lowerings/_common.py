@@ -24,20 +24,21 @@ POSITION_FREE_UNARY = frozenset({"Abs", "Ceil", "Floor", "LogicalNot", "Neg", "S
 
 
 def unary_chain(graph, ref):
-    """The ops of the unary elementwise chain ending at ``ref``, nearest first."""
+    """(the ops of the unary elementwise chain ending at ``ref``, nearest first; the node that
+    feeds the chain)."""
     chain = []
     node = graph.producer(ref)
     while node.op in GRAPPLER_UNARY and node.inputs:
         chain.append(node.op)
         node = graph.producer(node.inputs[0])
-    return chain
+    return chain, node
 
 
 def grappler_hoists_into(concat, graph) -> bool:
     """Whether TF's Grappler may hoist a position-dependent unary op across ``concat`` (a
     ConcatV2): every value input ends a unary chain and one chain holds such an op (a superset of
     what it rewrites). Such a Concat stays TF's, so TF's runtime makes the same rewrite there."""
-    chains = [unary_chain(graph, ref) for ref in concat.inputs[:-1]]
+    chains = [unary_chain(graph, ref)[0] for ref in concat.inputs[:-1]]
     return len(chains) > 1 and all(chains) and any(set(c) - POSITION_FREE_UNARY for c in chains)
 
 

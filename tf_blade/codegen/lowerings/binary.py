@@ -62,20 +62,18 @@ class BinaryLowering(Lowering):
             em.line(f"{out} = np.empty(1, np.{node.out_dtypes[0]})")
             em.line(f"{out}[0] = " + _EXPR[node.op].format(a=f"{a.var}[0]", b=f"{b.var}[0]"))
             return [out]
+        operands = {"a": a.var, "b": b.var}
         if (a.rank == 0) != (b.rank == 0) and node.op not in _DIVIDING:
             # A scalar and an array (wide & deep's max(x, 0.0)): a scalar broadcasts to any shape,
             # so no check, and an array-scalar expression compiles without NumPy's broadcasting
             # (with wide & deep's log1p normalizers: a new model's compile 14.9 -> 13.2 s)
-            expr = _EXPR[node.op].format(a=a.var + ("[0]" if a.rank == 0 else ""), b=b.var + ("[0]" if b.rank == 0 else ""))
-            if node.out_dtypes[0] != "bool":
-                expr += f".astype(np.{node.out_dtypes[0]})"
-            em.line(f"{out} = {expr}")
-            return [out]
-        em.call(1, f"{em.kernel('elementwise', 'broadcast_shape')}({a.var}.shape, {b.var}.shape, {em.int64(a.rank)}, {em.int64(b.rank)}, err)", True)
+            operands = {"a": a.var + "[0]" * (a.rank == 0), "b": b.var + "[0]" * (b.rank == 0)}
+        else:
+            em.call(1, f"{em.kernel('elementwise', 'broadcast_shape')}({a.var}.shape, {b.var}.shape, {em.int64(a.rank)}, {em.int64(b.rank)}, err)", True)
         float_mod = node.op == "FloorMod" and node.out_dtypes[0].startswith("float")
         if node.op == "FloorMod" and not float_mod:
             em.call(0, f"{em.kernel('elementwise', 'check_divisors')}({a.var}.size, {b.var}, err)", True)
-        expr = _EXPR[node.op].format(a=a.var, b=b.var)
+        expr = _EXPR[node.op].format(**operands)
         if float_mod:
             # TF: fmod, moved to the divisor's sign unless it is 0. NumPy's % would also give
             # that zero the divisor's sign; TF keeps fmod's (the dividend's). Three arrays of the

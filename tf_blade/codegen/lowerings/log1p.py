@@ -12,7 +12,7 @@ import numpy as np
 
 from ..dtypes import FLOAT32
 from ..registry import Lowering, lowering
-from ._common import GRAPPLER_UNARY, grappler_hoists_into
+from ._common import GRAPPLER_UNARY, grappler_hoists_into, unary_chain
 
 
 @functools.lru_cache(maxsize=1)
@@ -40,10 +40,7 @@ def _hoistable(node, graph) -> bool:
             if op in GRAPPLER_UNARY and user not in seen:
                 seen.add(user)
                 todo.append(user)
-    source = graph.producer(node.inputs[0])
-    while source.op in GRAPPLER_UNARY and source.inputs:
-        source = graph.producer(source.inputs[0])
-    return source.op in ("Split", "SplitV")
+    return unary_chain(graph, node.inputs[0])[1].op in ("Split", "SplitV")
 
 
 @lowering("Log1p")
