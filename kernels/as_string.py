@@ -9,7 +9,7 @@ import numpy as np
 from numba import njit
 
 from .farmhash import _MAX_INT_DIGITS, _format_int
-from .strings import new_tstrings
+from .strings import new_tstrings, put_into
 
 NO_FLAG, LEFT, ZEROS, PLUS, SPACE = 0, 1, 2, 3, 4
 FLAGS = {"": NO_FLAG, "#": NO_FLAG, "-": LEFT, "0": ZEROS, "+": PLUS, " ": SPACE}
@@ -38,16 +38,16 @@ def as_string_ints(values, width, flag, err):
         at = where[i]
         pad = lengths[i] - text.shape[0]
         if flag == LEFT:  # text, then spaces
-            buf[at:at + text.shape[0]] = text
+            put_into(buf, at, text)
             buf[at + text.shape[0]:at + lengths[i]] = 32
         elif flag == ZEROS and pad > 0:  # sign, zeros, digits
             sign = 1 if text[0] == 45 or text[0] == 43 or text[0] == 32 else 0
-            buf[at:at + sign] = text[:sign]
+            put_into(buf, at, text[:sign])
             buf[at + sign:at + sign + pad] = 48
-            buf[at + sign + pad:at + lengths[i]] = text[sign:]
+            put_into(buf, at + sign + pad, text[sign:])
         else:  # spaces, then text
             buf[at:at + pad] = 32
-            buf[at + pad:at + lengths[i]] = text
+            put_into(buf, at + pad, text)
     return buf
 
 

@@ -21,7 +21,7 @@ from numba import carray, njit, types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload
 
-from ..runtime.abi import MAX_RANK, call_alloc, ptr_from_int
+from ..runtime.abi import MAX_RANK, call_alloc, copy_to, ptr_from_int
 from .concat import mismatch
 from .errors import ERR_BYTES, OOM_PREFIX, set_error
 from .gather import index_miss
@@ -31,7 +31,7 @@ from .reduce import reduce_sum
 from .shape_ops import resolve_reshape
 from .sparse_segment_reduction import reduce_runs
 from .string_bag import bag_rows, find_bucket_miss, hash_every_string, hash_rows
-from .strings import TSTRING_BYTES
+from .strings import TSTRING_BYTES, put_into
 
 BLOCK = 128 # rows per task: a block's ids and sums stay in L1 while its columns are pooled
 ROWS, INNER, WIDTH, OUT_WIDTH, COLUMN = range(5)  # a column's entries in ``plan_rows``' layout
@@ -740,7 +740,7 @@ def _direct_row_sum(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
     address = call_alloc(alloc, ctx, output, 2 if row_sum == ROW_SUM_KEEP else 1, dims.ctypes.data)
     if address == 0 or dims[0] < 0:
         return 2
-    carray(ptr_from_int(address, like.dtype), (rows,))[:] = sums
+    copy_to(address, sums)  # not a slice assignment (abi.copy_to says why)
     return 0
 
 
@@ -804,9 +804,9 @@ def with_values(in_ptrs, in_shapes, n_in, n_values):
     n = n_in + n_values
     ptrs = np.zeros(2 * n + 1, np.int64)
     shapes = np.zeros(MAX_RANK * n, np.int64)
-    ptrs[:2 * n_in] = carray(in_ptrs, (2 * n_in,))
+    put_into(ptrs, 0, carray(in_ptrs, (2 * n_in,)))
     ptrs[2 * n] = in_ptrs[2 * n_in]
-    shapes[:MAX_RANK * n_in] = carray(in_shapes, (MAX_RANK * n_in,))
+    put_into(shapes, 0, carray(in_shapes, (MAX_RANK * n_in,)))
     return ptrs, shapes
 
 

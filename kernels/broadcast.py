@@ -5,6 +5,7 @@ import numpy as np
 from numba import njit
 from numba.cpython.unsafe.tuple import tuple_setitem
 
+from .elementwise import broadcast_strides
 from .errors import out_of_memory, set_error
 from .fill import checked_dims
 
@@ -62,6 +63,21 @@ def broadcast_to(x, shape, like, err):
         if joint[i] != dims[i]:
             set_error(err, "Unable to broadcast tensor of shape ", x.shape, " to tensor of shape ", dims)
             return out
-    if out.size:
-        out[...] = np.broadcast_to(np.ascontiguousarray(x).reshape(padded), out_shape)
+    # An odometer over the output, x's strides 0 where it repeats: np.broadcast_to and the slice
+    # assignment compiled Numba's broadcasting helpers and its shape-mismatch message (~2 s)
+    src, flat = np.ascontiguousarray(x).ravel(), out.reshape(out.size)
+    strides = broadcast_strides(np.array(padded, np.int64), rank)
+    index = np.zeros(rank, np.int64)
+    at = 0
+    for i in range(flat.shape[0]):
+        flat[i] = src[at]
+        d = rank - 1
+        while d >= 0:
+            index[d] += 1
+            at += strides[d]
+            if index[d] < out_shape[d]:
+                break
+            at -= strides[d] * out_shape[d]
+            index[d] = 0
+            d -= 1
     return out

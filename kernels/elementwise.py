@@ -123,7 +123,7 @@ def check_select_v2(cond, t, e, cond_rank, t_rank, e_rank, err):
 
 
 @njit(cache=True, nogil=True)
-def _broadcast_strides(dims, rank):
+def broadcast_strides(dims, rank):
     """Element strides of a C-ordered array of shape ``dims`` broadcast to ``rank`` dims
     (right-aligned): 0 for a dim of size 1 or one it lacks, which the output repeats."""
     strides = np.zeros(rank, np.int64)
@@ -153,7 +153,7 @@ def select_broadcast(cond, t, e):
         n *= shape[d]
     out = np.empty(n, t.dtype)
     c, a, b = np.ascontiguousarray(cond).ravel(), np.ascontiguousarray(t).ravel(), np.ascontiguousarray(e).ravel()
-    sc, sa, sb = _broadcast_strides(dims_c, rank), _broadcast_strides(dims_t, rank), _broadcast_strides(dims_e, rank)
+    sc, sa, sb = broadcast_strides(dims_c, rank), broadcast_strides(dims_t, rank), broadcast_strides(dims_e, rank)
     index = np.zeros(rank, np.int64)
     ic = ia = ib = 0
     for i in range(n):

@@ -21,7 +21,7 @@ from .errors import INT64_MAX, set_error
 from .farmhash import fingerprint64
 from .ragged_to_sparse import sparse_of_rows
 from .siphash import siphash24
-from .strings import new_tstrings, string_at, string_at_outlined
+from .strings import new_tstrings, put_into, string_at, string_at_outlined
 
 _KMUL = np.uint64(0xC6A4A7935BD1E995)
 _47 = np.uint64(47)
@@ -234,10 +234,10 @@ def cross_strings(ids, tstrings, counts, starts, batch, sep, err):
             at = where[out_start[b] + j]
             for c in range(ncol):
                 if c > 0:
-                    out[at:at + sep_len] = sep_buf[sep_at:sep_at + sep_len]
+                    put_into(out, at, sep_buf[sep_at:sep_at + sep_len])
                     at += sep_len
                 buf, start, n = _feature_string(ids, tstrings, starts, perm, c, b)
-                out[at:at + n] = buf[start:start + n]
+                put_into(out, at, buf[start:start + n])
                 at += n
             _next_combination(perm, counts, b)
     indices, shape = sparse_of_rows(out_start, batch)

@@ -16,7 +16,7 @@ import numpy as np
 from numba import njit
 
 from .ragged_to_sparse import sparse_of_rows
-from .strings import TSTRING_BYTES, put_view, string_at, string_at_outlined
+from .strings import TSTRING_BYTES, put_into, put_view, string_at, string_at_outlined
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -98,7 +98,7 @@ def _split_rows(ids, offsets, data, i, sep, maxsplit, words, starts, m):
 @njit(cache=True, nogil=True)
 def _grown(a, need):
     out = np.empty(max(need, 2 * a.shape[0]), a.dtype)
-    out[:a.shape[0]] = a
+    put_into(out, 0, a)
     return out
 
 

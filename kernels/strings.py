@@ -171,6 +171,15 @@ def new_tstrings(lengths, err):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def put_into(dst, at, src):
+    """dst[at:at + len(src)] = src (1-D arrays) as a loop: a slice assignment between arrays links
+    Numba's shape-mismatch message, whose unicode formatting compiled for ~2.2 s in each process
+    that typed one (runtime/abi.copy_to)."""
+    for i in range(src.shape[0]):
+        dst[at + i] = src[i]
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _put_u32(buf, at, v):
     for b in range(4):
         buf[at + b] = np.uint8((v >> (8 * b)) & 0xFF)

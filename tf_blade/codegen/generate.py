@@ -530,7 +530,8 @@ def _group_module(template: str, n_args: int, fail: str):
         f"            {keep}",
         "    for i in range(n):",
         "        if errs[i, 0] != 0:",
-        "            err[:] = errs[i]",
+        "            for b in range(err.shape[0]):  # a slice assignment would compile Numba's message",
+        "                err[b] = errs[i, b]",
         "            return outs, i",
         "    return outs, -1",
         ""])
