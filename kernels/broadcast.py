@@ -63,15 +63,25 @@ def broadcast_to(x, shape, like, err):
         if joint[i] != dims[i]:
             set_error(err, "Unable to broadcast tensor of shape ", x.shape, " to tensor of shape ", dims)
             return out
-    # An odometer over the output, x's strides 0 where it repeats: np.broadcast_to and the slice
-    # assignment compiled Numba's broadcasting helpers and its shape-mismatch message (~2 s)
+    # Rows of the last dim, an odometer over the others, x's strides 0 where it repeats:
+    # np.broadcast_to and a slice assignment compiled Numba's broadcasting helpers and its
+    # shape-mismatch message (~2 s, tests/test_compile_once.py)
     src, flat = np.ascontiguousarray(x).ravel(), out.reshape(out.size)
+    if flat.shape[0] == 0:
+        return out
     strides = broadcast_strides(np.array(padded, np.int64), rank)
     index = np.zeros(rank, np.int64)
+    inner, step = out_shape[rank - 1], strides[rank - 1]
     at = 0
-    for i in range(flat.shape[0]):
-        flat[i] = src[at]
-        d = rank - 1
+    for row in range(0, flat.shape[0], inner):
+        # A fill or a copy, each vectorised: not with the stride a variable, nor with signed
+        # indices, which Numba wraps when negative (unsigned ones it does not)
+        if step == 0:
+            flat[row:row + inner] = src[at]
+        else:
+            for j in range(inner):
+                flat[np.uint64(row + j)] = src[np.uint64(at + j)]
+        d = rank - 2
         while d >= 0:
             index[d] += 1
             at += strides[d]

@@ -45,9 +45,9 @@ def _library_kernels():
 
 # A slice assignment of an array (``a[i:j] = b``, ``a[...] = b``) links Numba's shape-mismatch
 # check, whose message formatting (Numba's unicode, never cached on disk) compiled for ~2.2 s in
-# each process that typed one: 16.2 -> 11.7 s of a new wide & deep's optimize() on criteo-fc's
-# library, without the compile child. These fill a slice with a number the kernel reads.
-SCALAR_FILLS = {"out[i]", "identity"}
+# each process that typed one: 14.3-16.7 -> 11.2-11.7 s of a new wide & deep's optimize() on
+# criteo-fc's library, without the compile child. These fill a slice with a number the kernel reads.
+SCALAR_FILLS = {"out[i]", "identity", "src[at]"}
 
 
 def _array_slice_assignments(tree):
