@@ -1,10 +1,16 @@
 """Broadcasting binary ops: comparisons (numeric, and string against a constant), arithmetic,
-min/max, logic, FloorMod and DivNoNan (0 where the divisor is 0). Known divergences of float Maximum/Minimum: a subnormal input comes back
-unchanged, where TF's threads (denormals-are-zero) return 0.0; and the sign of a zero when 0.0
-meets -0.0, which TF itself decides by position (Eigen's vector path returns the second operand,
-its scalar tail the first). RealDiv by a constant needs nothing here: TF's constant folding turns
-x / c into x * (1 / c), and the simplify pass runs it before us, with TF's own rule for which c
-count as constants (captured tensors do not: TF's runtime passes them as arguments)."""
+min/max, logic, FloorMod and DivNoNan (0 where the divisor is 0). Float Maximum/Minimum are
+rewritten with TF's bits (kernels/minmax.py: subnormals read as zeros, and which zero a tie of
+0.0 and -0.0 returns depends on the element's place) where each operand has the output's size or
+one element and TF on this machine is the kernel the probe recognises; a true broadcast keeps
+NumPy's answer, which differs from TF's only there. RealDiv by a constant needs nothing here:
+TF's constant folding turns x / c into x * (1 / c), and the simplify pass runs it before us, with
+TF's own rule for which c count as constants (captured tensors do not: TF's runtime passes them
+as arguments)."""
+import functools
+
+import numpy as np
+
 from ..dtypes import FLOAT, MAIN_NUMERIC, STRING
 from ..registry import Lowering, lowering
 from ._common import const_value, unsupported_dtype
@@ -26,6 +32,35 @@ _EXPR = {
 
 # On Python scalars Numba raises ZeroDivisionError where arrays give inf, NaN or TF's answer.
 _DIVIDING = ("RealDiv", "DivNoNan", "FloorMod")
+
+
+@functools.lru_cache(maxsize=None)
+def min_max_lanes(dtype: str) -> int:
+    """The packet width with which kernels/minmax.py gives TF's Maximum and Minimum bits on this
+    machine (8 float32 or 4 float64 lanes for the x86 AVX wheel), or 0 when none does: probe
+    values (ties of signed zeros, subnormals, NaNs) over 37 elements and against one, once per
+    process and dtype."""
+    import tensorflow as tf
+
+    from ...kernels.minmax import min_max_as_tf
+    dt = np.dtype(dtype)
+    info = np.finfo(dt)
+    values = np.array([0.0, -0.0, info.smallest_subnormal, -info.tiny / 2, info.tiny, 1.0, -1.0, np.nan], dt)
+    rng = np.random.default_rng(0)
+    a, b = values[rng.integers(0, values.size, 37)], values[rng.integers(0, values.size, 37)]
+    tiny = np.array([info.tiny], dt)
+    for lanes in (8, 4, 16, 2):
+        if all(np.array_equal(_probe_out(tf_op, x, y, lanes, tiny, take_max, min_max_as_tf).view(np.uint8),
+                              tf_op(tf.constant(x), tf.constant(y.reshape(()) if y.size == 1 else y)).numpy().view(np.uint8))
+               for tf_op, take_max in ((tf.maximum, True), (tf.minimum, False)) for x, y in ((a, b), (a, b[1:2]))):
+            return lanes
+    return 0
+
+
+def _probe_out(tf_op, x, y, lanes, tiny, take_max, kernel):
+    out = np.ascontiguousarray(np.maximum(x, y) if take_max else np.minimum(x, y))
+    kernel(out, x, y, tiny, np.int64(lanes), take_max)
+    return out
 
 
 @lowering(*_EXPR)
@@ -61,6 +96,7 @@ class BinaryLowering(Lowering):
             # mostly these, and the array expression costs each one a loop nest to compile.
             em.line(f"{out} = np.empty(1, np.{node.out_dtypes[0]})")
             em.line(f"{out}[0] = " + _EXPR[node.op].format(a=f"{a.var}[0]", b=f"{b.var}[0]"))
+            _as_tf(node, a, b, out, em)
             return [out]
         operands = {"a": a.var, "b": b.var}
         if (a.rank == 0) != (b.rank == 0) and node.op not in _DIVIDING:
@@ -90,7 +126,19 @@ class BinaryLowering(Lowering):
         if node.out_dtypes[0] != "bool":
             expr += f".astype(np.{node.out_dtypes[0]})"  # NumPy may widen small ints
         em.line(f"{out} = {expr}")
+        _as_tf(node, a, b, out, em)
         return [out]
+
+
+def _as_tf(node, a, b, out, em):
+    """A float Maximum/Minimum's ``out`` (C-contiguous, fresh) rewritten with TF's bits."""
+    dtype = node.out_dtypes[0]
+    if node.op not in ("Maximum", "Minimum") or dtype not in ("float32", "float64") or not min_max_lanes(dtype):
+        return
+    tiny = em.const(np.array([np.finfo(dtype).tiny], dtype))
+    flat = [f"np.ascontiguousarray({v}).ravel()" for v in (a.var, b.var)]
+    em.line(f"{em.kernel('minmax', 'min_max_as_tf')}({out}.ravel(), {flat[0]}, {flat[1]}, {tiny}, "
+            f"{em.int64(min_max_lanes(dtype))}, {node.op == 'Maximum'})")
 
 
 def _bytes(text):
