@@ -42,24 +42,22 @@ def min_max_lanes(dtype: str) -> int:
     process and dtype."""
     import tensorflow as tf
 
-    from ...kernels.minmax import min_max_as_tf
-    dt = np.dtype(dtype)
-    info = np.finfo(dt)
-    values = np.array([0.0, -0.0, info.smallest_subnormal, -info.tiny / 2, info.tiny, 1.0, -1.0, np.nan], dt)
+    info = np.finfo(dtype)
+    values = np.array([0.0, -0.0, info.smallest_subnormal, -info.tiny / 2, info.tiny, 1.0, -1.0, np.nan], dtype)
     rng = np.random.default_rng(0)
     a, b = values[rng.integers(0, values.size, 37)], values[rng.integers(0, values.size, 37)]
-    tiny = np.array([info.tiny], dt)
+    cases = [(take_max, x, y, op(tf.constant(x), tf.constant(y.reshape(()) if y.size == 1 else y)).numpy())
+             for op, take_max in ((tf.maximum, True), (tf.minimum, False)) for x, y in ((a, b), (a, b[1:2]))]
     for lanes in (8, 4, 16, 2):
-        if all(np.array_equal(_probe_out(tf_op, x, y, lanes, tiny, take_max, min_max_as_tf).view(np.uint8),
-                              tf_op(tf.constant(x), tf.constant(y.reshape(()) if y.size == 1 else y)).numpy().view(np.uint8))
-               for tf_op, take_max in ((tf.maximum, True), (tf.minimum, False)) for x, y in ((a, b), (a, b[1:2]))):
+        if all(_kernel_answer(x, y, lanes, take_max).tobytes() == want.tobytes() for take_max, x, y, want in cases):
             return lanes
     return 0
 
 
-def _probe_out(tf_op, x, y, lanes, tiny, take_max, kernel):
+def _kernel_answer(x, y, lanes, take_max):
+    from ...kernels.minmax import min_max_as_tf
     out = np.ascontiguousarray(np.maximum(x, y) if take_max else np.minimum(x, y))
-    kernel(out, x, y, tiny, np.int64(lanes), take_max)
+    min_max_as_tf(out, x, y, np.array([np.finfo(x.dtype).tiny], x.dtype), np.int64(lanes), take_max)
     return out
 
 
