@@ -57,7 +57,9 @@ def min_max_lanes(dtype: str) -> int:
 def _kernel_answer(x, y, lanes, take_max):
     from ...kernels.minmax import min_max_as_tf
     out = np.ascontiguousarray(np.maximum(x, y) if take_max else np.minimum(x, y))
-    min_max_as_tf(out, x, y, np.array([np.finfo(x.dtype).tiny], x.dtype), np.int64(lanes), take_max)
+    tiny = np.array([np.finfo(x.dtype).tiny], x.dtype)
+    tiny.setflags(write=False)  # the generated code's constant is read-only: the same compile
+    min_max_as_tf(out, x, y, tiny, np.int64(lanes), take_max)
     return out
 
 
@@ -136,7 +138,7 @@ def _as_tf(node, a, b, out, em):
     tiny = em.const(np.array([np.finfo(dtype).tiny], dtype))
     flat = [f"np.ascontiguousarray({v}).ravel()" for v in (a.var, b.var)]
     em.line(f"{em.kernel('minmax', 'min_max_as_tf')}({out}.ravel(), {flat[0]}, {flat[1]}, {tiny}, "
-            f"{em.int64(min_max_lanes(dtype))}, {node.op == 'Maximum'})")
+            f"{em.int64(min_max_lanes(dtype))}, np.bool_({node.op == 'Maximum'}))")  # not a literal: one compile
 
 
 def _bytes(text):
