@@ -92,3 +92,17 @@ def test_stateful_ops_whose_outputs_are_unused_still_run():
     np.testing.assert_array_equal(opt.signatures["serving_default"](x), f(x))
     opt.signatures["serving_default"](x)
     assert int(calls.numpy()) == 3
+
+
+def test_a_float_plus_zero_keeps_minus_zero_as_tfs_runtime_does():
+    # Grappler's constant folding rewrites x + 0 as x (on either side; x keeps its shape), so TF
+    # gives -0.0 + 0.0 = -0.0 where IEEE gives 0.0; a zero that broadcasts x is still added
+    f = tf.function(lambda x: {"a": tf.minimum(x, 1.0) + 0.0, "b": 0.0 + x * 2.0, "c": x - 0.0,
+                               "d": x[:, None] + tf.zeros([1, 2])}, input_signature=_SPEC)
+    opt = tf_blade.optimize(f, bridge="native")
+    assert opt.report.fused_ops == 1, opt.report
+    x = tf.constant(np.array([-0.0, 0.0, -1.0, 1.0, -0.0, np.inf, -np.inf, np.nan], np.float32))
+    want, got = f(x), opt.signatures["serving_default"](x)
+    assert np.signbit(want["a"].numpy()[0])  # else this test could not tell the two apart
+    for k in want:
+        assert got[k].numpy().tobytes() == want[k].numpy().tobytes(), k

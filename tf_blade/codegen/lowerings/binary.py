@@ -3,7 +3,9 @@ min/max, logic, FloorMod and DivNoNan (0 where the divisor is 0). Float Maximum/
 rewritten with TF's bits (kernels/minmax.py: subnormals read as zeros, and which zero a tie of
 0.0 and -0.0 returns depends on the element's place) where each operand has the output's size or
 one element and TF on this machine is the kernel the probe recognises; a true broadcast keeps
-NumPy's answer, which differs from TF's only there. RealDiv by a constant needs nothing here:
+NumPy's answer, which differs from TF's only there. A float Add of a zero constant is its other
+operand, as Grappler's constant folding makes it in TF's runtime (-0.0 + 0.0 stays -0.0). RealDiv
+by a constant needs nothing here:
 TF's constant folding turns x / c into x * (1 / c), and the simplify pass runs it before us, with
 TF's own rule for which c count as constants (captured tensors do not: TF's runtime passes them
 as arguments)."""
@@ -91,6 +93,10 @@ class BinaryLowering(Lowering):
             eq = f"{em.kernel('elementwise', 'string_equals_const')}({a.var}, {a.off}, {a.dat}, {em.const(_bytes(text))})"
             em.line(f"{out} = {eq}" if node.op == "Equal" else f"{out} = ~{eq}")
             return [out]
+        kept = _plus_zero_kept(node, a, b)
+        if kept is not None:
+            em.line(f"{out} = {kept.var}.copy()")
+            return [out]
         if a.rank == 0 and b.rank == 0 and node.op not in _DIVIDING:
             # Two scalars (shape-(1,) arrays): nothing to broadcast, one element. Shape glue is
             # mostly these, and the array expression costs each one a loop nest to compile.
@@ -128,6 +134,19 @@ class BinaryLowering(Lowering):
         em.line(f"{out} = {expr}")
         _as_tf(node, a, b, out, em)
         return [out]
+
+
+def _plus_zero_kept(node, a, b):
+    """The operand of a float Add that TF's runtime keeps as the sum: Grappler's constant folding
+    rewrites x + 0 (either side, a constant of zeros that cannot change x's shape) as x, so
+    -0.0 + 0.0 stays -0.0 in stock TF where IEEE gives 0.0. None when that does not apply."""
+    if node.op not in ("Add", "AddV2") or node.out_dtypes[0] not in ("float32", "float64"):
+        return None
+    for zero, x in ((a, b), (b, a)):
+        if zero.const is not None and zero.rank <= x.rank and zero.const.size == 1 and zero.const.ravel()[0] == 0 \
+                and x.dtype == node.out_dtypes[0]:
+            return x
+    return None
 
 
 def _as_tf(node, a, b, out, em):
