@@ -5,10 +5,9 @@ rewritten with TF's bits (kernels/minmax.py: subnormals read as zeros, and which
 one element and TF on this machine is the kernel the probe recognises; a true broadcast keeps
 NumPy's answer, which differs from TF's only there. A float Add of a zero constant is its other
 operand, as Grappler's constant folding makes it in TF's runtime (-0.0 + 0.0 stays -0.0). RealDiv
-by a constant needs nothing here:
-TF's constant folding turns x / c into x * (1 / c), and the simplify pass runs it before us, with
-TF's own rule for which c count as constants (captured tensors do not: TF's runtime passes them
-as arguments)."""
+by a constant needs nothing here: TF's constant folding turns x / c into x * (1 / c), and the
+simplify pass runs it before us, with TF's own rule for which c count as constants (captured
+tensors do not: TF's runtime passes them as arguments)."""
 import functools
 
 import numpy as np
@@ -161,5 +160,4 @@ def _as_tf(node, a, b, out, em):
 
 
 def _bytes(text):
-    import numpy as np
     return np.frombuffer(text, dtype=np.uint8) if text else np.zeros(0, np.uint8)
