@@ -27,7 +27,7 @@ from .errors import ERR_BYTES, OOM_PREFIX, set_error
 from .gather import index_miss
 from .parallel import args_reader, cell_reader, compile_tasks, result_writer, run_blocks, run_blocks_here, task_caller
 from .pooled_gather import pool_one_column, pool_vectors, pools_one_column
-from .reduce import reduce_sum
+from .reduce import sum_rows_as_tf
 from .shape_ops import resolve_reshape
 from .sparse_segment_reduction import reduce_runs
 from .string_bag import bag_rows, find_bucket_miss, hash_every_string, hash_rows
@@ -657,13 +657,13 @@ def _blocks_address_impl(args):
 # a model's entry then links none of the layer's code. Linked, Numba re-optimized plan, fill_wide
 # and their callees inside every model's entry: ~3 s of a new model's compile, library cached.
 # The direct spec (int64): a head of HEAD entries [number of op inputs, output index, elements from
-# which to fill wide, columns n, program length, row sum, lanes], then columns_from_inputs' table
+# which to fill wide, columns n, program length, row sum], then columns_from_inputs' table
 # (n x 3), kinds, buckets, modes, n_targets (n each) and the shape program. The row sum says what
-# the output is: the layer (NO_ROW_SUM), or TF's Sum over its rows' axis (kernels/reduce.py, in
-# Eigen's order for ``lanes``) kept as [rows, 1] (ROW_SUM_KEEP) or [rows] (ROW_SUM_DROP): wide &
+# the output is: the layer (NO_ROW_SUM), or TF's Sum over its rows' axis (in Eigen's order for
+# the dtype, kernels/reduce.py) kept as [rows, 1] (ROW_SUM_KEEP) or [rows] (ROW_SUM_DROP): wide &
 # deep's wide logit, whose layer is then a scratch buffer of the call.
-HEAD = 7
-ROW_SUM_AT = 5  # the head's row sum; lanes follow it
+HEAD = 6
+ROW_SUM_AT = 5  # the head's row sum
 NO_ROW_SUM, ROW_SUM_KEEP, ROW_SUM_DROP = range(3)
 DIRECT_SIG = types.int64(types.CPointer(types.int64), types.CPointer(types.int64), types.CPointer(types.int64),
                          types.voidptr, types.voidptr, types.CPointer(types.uint8))
@@ -674,9 +674,9 @@ _DIRECT_ADDRESS = {key: cell_reader(symbol) for key, symbol in _DIRECT_SYMBOLS.i
 
 
 def direct_spec(n_inputs, output, min_elements, columns, kinds, buckets, modes, n_targets, program,
-                row_sum=NO_ROW_SUM, lanes=0):
+                row_sum=NO_ROW_SUM):
     """The int64 spec the direct cfunc reads (layout above)."""
-    parts = [[n_inputs, output, min_elements, len(kinds), len(program), row_sum, lanes], np.ravel(columns), kinds,
+    parts = [[n_inputs, output, min_elements, len(kinds), len(program), row_sum], np.ravel(columns), kinds,
              buckets, modes, n_targets, program]
     return np.concatenate([np.asarray(p, np.int64).ravel() for p in parts])
 
@@ -685,7 +685,7 @@ def direct_spec(n_inputs, output, min_elements, columns, kinds, buckets, modes, 
 def _direct_layer(in_ptrs, in_shapes, spec_ptr, err):
     """The spec's layer from the op's pointers, planned: (fill_rows' columns and layout, the array
     the columns point into, to keep alive until they are filled, rows, width, whether to fill wide,
-    output index, row sum, lanes); ``err`` says when it cannot be."""
+    output index, row sum); ``err`` says when it cannot be."""
     head = carray(spec_ptr, (HEAD,))
     n_in, output, min_elements, n, n_program = head[0], head[1], head[2], head[3], head[4]
     spec = carray(spec_ptr, (HEAD + 7 * n + n_program,))
@@ -697,8 +697,7 @@ def _direct_layer(in_ptrs, in_shapes, spec_ptr, err):
     layout, rows, width, _ = plan_rows_by_address(arrays, kinds, buckets, modes, n_targets, spec[at + 4 * n:],
                                                   np.zeros((0, 2), np.int64), err)
     wide = in_ptrs[2 * n_in] == 0 and elements >= min_elements  # the op says whether it runs alone
-    return (arrays, kinds, buckets, modes, layout), keep, rows, width, wide, output, head[ROW_SUM_AT], \
-        head[ROW_SUM_AT + 1]
+    return (arrays, kinds, buckets, modes, layout), keep, rows, width, wide, output, head[ROW_SUM_AT]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -706,7 +705,7 @@ def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
     """The layer, filled in TF's buffer. Returns the entry's codes: 0 done, 1 ``err`` says why,
     2 TF's allocation failed."""
     err = carray(errbuf, (ERR_BYTES,))
-    layer, keep, rows, width, wide, output, _, _ = _direct_layer(in_ptrs, in_shapes, spec_ptr, err)
+    layer, keep, rows, width, wide, output, _ = _direct_layer(in_ptrs, in_shapes, spec_ptr, err)
     if err[0] != 0:
         return 1
     arrays, kinds, buckets, modes, layout = layer
@@ -723,7 +722,7 @@ def _direct_row_sum(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
     """``_direct`` for a spec with a row sum: the layer fills a scratch buffer of the call and its
     rows are added up in Eigen's order (kernels/reduce.py) into TF's [rows, 1] or [rows]."""
     err = carray(errbuf, (ERR_BYTES,))
-    layer, keep, rows, width, wide, output, row_sum, lanes = _direct_layer(in_ptrs, in_shapes, spec_ptr, err)
+    layer, keep, rows, width, wide, output, row_sum = _direct_layer(in_ptrs, in_shapes, spec_ptr, err)
     if err[0] != 0:
         return 1
     arrays, kinds, buckets, modes, layout = layer
@@ -735,7 +734,7 @@ def _direct_row_sum(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
     fill_rows(arrays, kinds, buckets, modes, layout, scratch, wide, err)
     if err[0] != 0 or keep[0] != 0:  # keep[0] is 0; reading it keeps the columns' ids alive across the fill
         return 1
-    sums = reduce_sum(scratch, lanes)
+    sums = sum_rows_as_tf(scratch)
     dims = np.array([rows, 1], np.int64)
     address = call_alloc(alloc, ctx, output, 2 if row_sum == ROW_SUM_KEEP else 1, dims.ctypes.data)
     if address == 0 or dims[0] < 0:

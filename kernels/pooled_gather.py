@@ -14,7 +14,7 @@ from numba import njit
 
 from .gather import index_miss
 from .prefetch import PREFETCH_IDS, prefetch_row
-from .reduce import EIGEN_UNROLL, PACKET_BYTES, add_rows, in_whole_packet, reduce_sum
+from .reduce import EIGEN_UNROLL, PACKET_BYTES, add_rows, in_whole_packet, sum_rows_as_tf
 from .row_lanes import LANES, pool_lanes, pool_lanes_from_zero
 
 
@@ -64,7 +64,7 @@ def pool_one_column(table, ids, mean, out, column, first_row):
     for r in range(rows):
         for j in range(k):
             terms[r, j] = table[ids[r, j], 0]
-    sums = reduce_sum(terms, PACKET_BYTES // table.itemsize)
+    sums = sum_rows_as_tf(terms)
     for r in range(rows):
         out[first_row + r, column] = sums[r] / k if mean else sums[r]
 

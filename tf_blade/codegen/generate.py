@@ -15,7 +15,6 @@ import numpy as np
 from .dtypes import STRING, numpy_name
 from .emitter import Emitter, Value, empty_expr
 from .parts import Part, decompose, is_writer, part_deps, ref_meta
-from .lowerings.reduce import EIGEN_LANES
 from .registry import load_all
 from ..feature_column.spec import const_values
 from ..kernels.bag_layer import NO_ROW_SUM, ROW_SUM_DROP, ROW_SUM_KEEP, compile_wanted
@@ -386,7 +385,7 @@ def _writer(spec, part: Part):
 
 
 def _row_sum(spec, part: Part):
-    """(writer node, what the output is, Eigen lanes) when ``part`` is a writer whose [rows, n]
+    """(writer node, what the output is) when ``part`` is a writer whose [rows, n]
     output only a Sum over axis 1 reads (wide & deep's wide logit): the direct cfunc adds the rows
     up itself, as kernels/reduce.py does (kernels/bag_layer.py's direct spec). Else None."""
     work = [k for k in part.nodes if spec["nodes"][k]["op"] != "Const"]
@@ -399,19 +398,19 @@ def _row_sum(spec, part: Part):
     if axes is None or {int(a) + 2 if a < 0 else int(a) for a in np.ravel(axes)} != {1}:
         return None
     kind = ROW_SUM_KEEP if total["attrs"].get("keep_dims", False) else ROW_SUM_DROP
-    return work[0], kind, EIGEN_LANES.get(_meta(spec, total["inputs"][0])[0], 0)
+    return work[0], kind
 
 
 def _direct_plan(spec, part: Part, lowerings):
     """(writer node, its inputs: cluster input indices or None for values the op makes, its
-    lowering, (what the output is, lanes)) when the native entry can compute ``part`` by the
+    lowering, what the output is) when the native entry can compute ``part`` by the
     lowering's ``emit_direct``: a writer, or a writer and the Sum of its rows. Else None."""
-    writer, row_sum = _writer(spec, part), (NO_ROW_SUM, 0)
+    writer, row_sum = _writer(spec, part), NO_ROW_SUM
     if writer is None:
         found = _row_sum(spec, part)
         if found is None:
             return None
-        writer, row_sum = found[0], found[1:]
+        writer, row_sum = found
     raw = spec["nodes"][writer]
     low = lowerings[raw["op"]]
     inputs = [int(r[3:]) if r.startswith("in:") else None for r in raw["inputs"]]
@@ -443,7 +442,7 @@ def _deferred_outputs(spec, parts: List[Part], lowerings) -> Dict[int, tuple]:
             continue
         ref = part.outputs[0]
         direct = _direct_plan(spec, part, lowerings)
-        if direct is not None and direct[3][0] != NO_ROW_SUM:  # a writer and its row sum: the library's
+        if direct is not None and direct[3] != NO_ROW_SUM:  # a writer and its row sum: the library's
             found[i] = (spec["outputs"].index(ref), None)
             continue
         work = [k for k in part.nodes if spec["nodes"][k]["op"] != "Const"]
@@ -546,8 +545,8 @@ def _native_entry(spec, out_meta, deferred, direct, steps, outs, em, used) -> Li
     ``deferred``: {output position: (axis, node name, template, number of piece values, whether
     the template takes ``wide``)} of outputs concatenated (axis) or planned and filled (axis
     None) here, in place; ``direct``: {output position: (writer node, its inputs: cluster input
-    indices or the variables of values the steps made, its lowering, (what the output is: the
-    writer's or the Sum of its rows, lanes))} of those the lowering's library code computes from
+    indices or the variables of values the steps made, its lowering, what the output is: the
+    writer's or the Sum of its rows)} of those the lowering's library code computes from
     input pointers (no template plan, no fill_into). ``used``: the inputs the steps read, the
     only ones made arrays (a string input's ids are an allocation a call).
     ``em``: the cluster module's, for the constants and kernels of those."""

@@ -73,16 +73,16 @@ class StringBagLayerLowering(Lowering):
         return all(at is not None or (i >= n_bags and kinds[i - n_bags] == DENSE and metas[i] == (dtype, 2))
                    for i, at in enumerate(inputs))
 
-    def emit_direct(self, node, inputs, ranks, output, min_elements, em, row_sum=(NO_ROW_SUM, 0)):
+    def emit_direct(self, node, inputs, ranks, output, min_elements, em, row_sum=NO_ROW_SUM):
         """For the native entry when ``direct_inputs_ok``: one call of the library's direct cfunc
         (kernels/bag_layer.py) plans the layer from the op's input pointers, allocates output
         ``output`` and fills it, wide when the op runs alone and it reads ``min_elements`` or more.
         ``inputs``: op input indices, or the entry's variables holding values the op made (they
-        join the op's pointers in slots after its inputs). ``row_sum``: (what the output is, Eigen
-        lanes), when the output is the Sum of the layer's rows (direct spec, kernels/bag_layer.py).
+        join the op's pointers in slots after its inputs). ``row_sum``: what the output is, the
+        layer or the Sum of its rows (direct spec, kernels/bag_layer.py).
         Returns the variable holding the entry's return code."""
         dtype = node.out_dtypes[0]
-        _want_tasks(node, direct=row_sum[0] != NO_ROW_SUM)  # and the tasks fill_wide runs
+        _want_tasks(node, direct=row_sum != NO_ROW_SUM)  # and the tasks fill_wide runs
         kinds = node.attrs["kind"]
         slot = {var: len(ranks) + j for j, var in enumerate(dict.fromkeys(x for x in inputs if isinstance(x, str)))}
         strings = iter(inputs[:string_columns(kinds)])
@@ -92,7 +92,7 @@ class StringBagLayerLowering(Lowering):
             columns.append([s, ranks[s] if s >= 0 else 0, slot.get(table, table)])
         wide_from = min_elements if parallel_enabled() else np.iinfo(np.int64).max
         spec = direct_spec(len(ranks) + len(slot), output, wide_from, columns,
-                           *(node.attrs[a] for a in ("kind", "num_buckets", "mode", "n_targets", "program")), *row_sum)
+                           *(node.attrs[a] for a in ("kind", "num_buckets", "mode", "n_targets", "program")), row_sum)
         ptrs, shapes = "in_ptrs", "in_shapes"
         if slot:
             ptrs, shapes = em.tmp("ptrs"), em.tmp("shapes")
