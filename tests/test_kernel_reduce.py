@@ -84,6 +84,24 @@ def test_float_sums_and_products_go_in_tfs_order(rng, dtype):
 
 
 @EIGEN_ORDER
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_library_row_sums_take_their_dtypes_width_as_a_constant(rng, dtype):
+    """sum_rows_as_tf (the direct row sum's, pool_one_column's) compiles reduce_sum for a literal
+    packet width, whose loops LLVM unrolls (for a runtime width: 2.2 s of compile and slower rows),
+    with TF's bits."""
+    from numba import from_dtype, njit, types
+
+    @njit
+    def row_sums(x):
+        return k.sum_rows_as_tf(x)
+
+    for n in (1, 3, 26, 4 * LANES[np.dtype(dtype)] + 5, 416):
+        x = (rng.standard_normal((7, n)) * 10.0 ** rng.uniform(-3, 3, (7, n))).astype(dtype)
+        np.testing.assert_array_equal(row_sums(x), tf_reduce("Sum", x), err_msg=f"over {n}")
+    widths = [sig.args[1] for sig in k.reduce_sum.nopython_signatures if sig.args[0].dtype == from_dtype(np.dtype(dtype))]
+    assert types.literal(LANES[np.dtype(dtype)]) in widths, widths
+
+@EIGEN_ORDER
 def test_product_overflow_meets_zero_as_in_tf():
     """The order decides inf * 0: 1e30 * 1e30 overflows in one lane before meeting the 0 of another."""
     x = np.ones((1, 16), np.float32)
