@@ -8,6 +8,7 @@ from numba.cpython.unsafe.tuple import tuple_setitem
 from .elementwise import broadcast_strides
 from .errors import out_of_memory, set_error
 from .fill import checked_dims
+from .strings import copy_run
 
 
 @njit(cache=True, nogil=True)
@@ -74,13 +75,11 @@ def broadcast_to(x, shape, like, err):
     inner, step = out_shape[rank - 1], strides[rank - 1]
     at = 0
     for row in range(0, flat.shape[0], inner):
-        # A fill or a copy, each vectorised: not with the stride a variable, nor with signed
-        # indices, which Numba wraps when negative (unsigned ones it does not)
+        # A fill or a copy, each vectorised (not with the stride a variable; copy_run says how)
         if step == 0:
             flat[row:row + inner] = src[at]
         else:
-            for j in range(inner):
-                flat[np.uint64(row + j)] = src[np.uint64(at + j)]
+            copy_run(flat, row, src, at, inner)
         d = rank - 2
         while d >= 0:
             index[d] += 1

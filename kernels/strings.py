@@ -171,12 +171,20 @@ def new_tstrings(lengths, err):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def copy_run(dst, at, src, first, n):
+    """dst[at:at + n] = src[first:first + n] (1-D arrays, in bounds) as a loop: a slice assignment
+    between arrays links Numba's shape-mismatch message, whose unicode formatting compiled for
+    ~2.2 s in each process that typed one (runtime/abi.copy_to). Unsigned indices: Numba wraps a
+    negative signed one, and that check kept LLVM from vectorising the loop (BroadcastTo's rows of
+    16 floats: 46 -> 13 us at [4096, 16]); nor does a view a run, for its reference counts."""
+    for i in range(n):
+        dst[np.uint64(at + i)] = src[np.uint64(first + i)]
+
+
+@njit(cache=True, nogil=True, inline="always")
 def put_into(dst, at, src):
-    """dst[at:at + len(src)] = src (1-D arrays) as a loop: a slice assignment between arrays links
-    Numba's shape-mismatch message, whose unicode formatting compiled for ~2.2 s in each process
-    that typed one (runtime/abi.copy_to)."""
-    for i in range(src.shape[0]):
-        dst[at + i] = src[i]
+    """dst[at:at + len(src)] = src (1-D arrays), by copy_run."""
+    copy_run(dst, at, src, 0, src.shape[0])
 
 
 @njit(cache=True, nogil=True, inline="always")
