@@ -176,7 +176,8 @@ def copy_run(dst, at, src, first, n):
     between arrays links Numba's shape-mismatch message, whose unicode formatting compiled for
     ~2.2 s in each process that typed one (runtime/abi.copy_to). Unsigned indices: Numba wraps a
     negative signed one, and that check kept LLVM from vectorising the loop (BroadcastTo's rows of
-    16 floats: 46 -> 13 us at [4096, 16]); nor does a view a run, for its reference counts."""
+    16 floats: 46 -> 13 us at [4096, 16]). Indices, not a view of ``src`` a run: a view costs
+    reference counts."""
     for i in range(n):
         dst[np.uint64(at + i)] = src[np.uint64(first + i)]
 

@@ -101,6 +101,7 @@ def test_library_row_sums_take_their_dtypes_width_as_a_constant(rng, dtype):
     widths = [sig.args[1] for sig in k.reduce_sum.nopython_signatures if sig.args[0].dtype == from_dtype(np.dtype(dtype))]
     assert types.literal(LANES[np.dtype(dtype)]) in widths, widths
 
+
 @EIGEN_ORDER
 def test_product_overflow_meets_zero_as_in_tf():
     """The order decides inf * 0: 1e30 * 1e30 overflows in one lane before meeting the 0 of another."""
