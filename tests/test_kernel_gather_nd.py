@@ -125,3 +125,25 @@ def test_fused_gather_nd_names_its_node_as_tf_does():
         opt.signatures["serving_default"](*args)
     assert error_core(ours.value.message) == error_core(theirs.value.message)
     assert error_core(ours.value.message).endswith(", node name: pick")
+
+
+def test_nodes_differing_only_in_name_share_their_part_template():
+    """The name is a parameter of the part, not part of its source: a model built again under
+    other names (Keras layer counters: dense_features_29/...) compiled all its parts again, warm
+    caches or not."""
+    import json
+
+    import tf_blade
+    from conftest import running_nodes
+    from tf_blade.codegen.generate import generate
+    specs = [tf.TensorSpec([None, 3], tf.float32), tf.TensorSpec([None, 2], tf.int64)]
+    templates = []
+    for name in ("pick", "choose"):
+        f = tf.function(lambda p, i: {"out": tf.gather_nd(p * 2.0, i, name=name) + 1.0}, input_signature=specs)
+        graph = tf_blade.optimize(f, bridge="native", min_cluster_size=1).signatures["serving_default"].graph
+        (fused,) = [n for n in running_nodes(graph.as_graph_def()) if n.op == "BladeFusedCall"]
+        source, parts = generate(json.loads(fused.attr["cluster"].s.decode()))
+        as_source = str(list(name.encode()))[1:-1]  # how a module's constant spells the name
+        assert as_source in source and not any(as_source in text for text in parts.values())
+        templates.append(set(parts))
+    assert templates[0] == templates[1]

@@ -18,7 +18,7 @@ from .parts import Part, decompose, is_writer, part_deps, ref_meta
 from .registry import load_all
 from ..feature_column.spec import const_values
 from ..kernels.bag_layer import NO_ROW_SUM, ROW_SUM_DROP, ROW_SUM_KEEP, compile_wanted
-from ..kernels.errors import OOM_PREFIX, context_suffix
+from ..kernels.errors import OOM_PREFIX, context_suffix, message_bytes
 from ..runtime.threads import parallel_enabled
 
 
@@ -82,7 +82,10 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
         rt = {}
         for attr in getattr(low, "runtime_attrs", ()):
             rt[attr] = f"r{len(runtime_params)}"
-            runtime_params.append(rt[attr])
+            runtime_params.append((rt[attr], "types.int64"))
+        if getattr(low, "names_node", False):
+            rt["name_message"] = f"r{len(runtime_params)}"
+            runtime_params.append((rt["name_message"], _array_type("uint8", 1)))
         node = SpecNode(raw, rt)
         em.node_name = node.op
         em.line(f"# {node.op}")
@@ -91,11 +94,11 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
             values[f"{k}:{j}"] = res if isinstance(res, Value) else Value(res, node.out_dtypes[j], node.out_ranks[j])
     returns = "".join(f"np.ascontiguousarray({x}), " for r in part.outputs for x in _vars(values[r]))
     wide = ["wide"] if _is_parallel(spec, part, lowerings) else []
-    arg_types += ["types.int64"] * len(runtime_params) + ["types.boolean"] * len(wide) + [_array_type("uint8", 1)]
+    arg_types += [t for _, t in runtime_params] + ["types.boolean"] * len(wide) + [_array_type("uint8", 1)]
     result_types = [t for r in part.outputs for t in _array_types(*_meta(spec, r))]
     em.kernel("parallel", "task_caller")
     em.imports.add("from numba import from_dtype, types")
-    signature = ', '.join(params + runtime_params + wide + ['err'])
+    signature = ', '.join(params + [p for p, _ in runtime_params] + wide + ['err'])
     writer = _writer(spec, part)
     source = (_fail_function("failed_part", spec, part.outputs) if writer is not None else []) + [
         "", "",
@@ -237,7 +240,7 @@ def generate(spec: dict):
     for n, members in enumerate(steps):
         out = last_lines if members[0] in deferred else lines
         template = template_of[parts[members[0]].key]
-        calls = [_part_args(spec, parts[i], values, lowerings) for i in members]
+        calls = [_part_args(spec, parts[i], values, lowerings, em) for i in members]
         names = [spec["nodes"][parts[i].nodes[-1]]["name"] for i in members]
         # Light parts (shape reads, views) are called one after another: a group's typed lists and
         # TBB code took seconds of a new wide & deep's compile to run its numeric columns' views.
@@ -475,12 +478,14 @@ def _schedule(parts: List[Part]) -> List[List[int]]:
     return [members for _, members in sorted(steps.items(), key=lambda kv: (kv[0][0], kv[1][0]))]
 
 
-def _part_args(spec, part: Part, values, lowerings) -> List[str]:
+def _part_args(spec, part: Part, values, lowerings, em: Emitter) -> List[str]:
     args = [x for ref in part.inputs for x in _vars(values[ref])]
     for k in part.nodes:
         raw = spec["nodes"][k]
         # a bare literal would also give each group call (a tuple of them) its own compile
         args += [Emitter.int64(raw["attrs"][a]) for a in getattr(lowerings[raw["op"]], "runtime_attrs", ())]
+        if getattr(lowerings[raw["op"]], "names_node", False):
+            args.append(em.const(message_bytes(f", node name: {raw['name']}"), "N"))
     return args + (["wide"] if _is_parallel(spec, part, lowerings) else [])
 
 

@@ -21,6 +21,10 @@ class Lowering:
     (or None); ``emit`` runs at compile time on the cluster spec and returns the output variables.
     """
     runtime_attrs = ()        # attrs passed as runtime parameters, not baked into the template
+    # Its message ends as TF's does, ", node name: <name>": those bytes are a parameter too
+    # (emit reads the variable as attrs["name_message"]), or each model's names (Keras layer
+    # counters) gave its part another template and a compile, warm caches or not.
+    names_node = False
     reads_shapes_only = False # reads only its inputs' shapes: parts of such ops are too light to run in parallel
     view_only = False         # its output views its first input's data: no per-element work either
     elementwise = False       # a few vectorised ns an element (arithmetic, log1p): no group either

@@ -1,10 +1,11 @@
 """GatherNd (also on strings: it moves ids, the pool stays)."""
-from ...kernels.errors import message_bytes
 from ..registry import Lowering, lowering
 
 
 @lowering("GatherNd")
 class GatherNdLowering(Lowering):
+    names_node = True
+
     def check(self, node, graph):
         if graph.rank_of(node.inputs[0]) is None or graph.rank_of(node.inputs[1]) is None:
             return "input rank unknown"
@@ -12,6 +13,6 @@ class GatherNdLowering(Lowering):
 
     def emit(self, node, ins, em):
         params, idx = ins
-        name = em.const(message_bytes(f", node name: {node.name}"), "N")
-        flat, shape = em.call(2, f"{em.kernel('gather_nd', 'gather_nd')}({params.var}, {idx.var}, {name}, err)", True)
+        flat, shape = em.call(2, f"{em.kernel('gather_nd', 'gather_nd')}({params.var}, {idx.var}, "
+                                 f"{node.attrs['name_message']}, err)", True)
         return [em.reshaped(params, flat, shape, node.out_ranks[0])]
