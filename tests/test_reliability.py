@@ -134,6 +134,24 @@ def test_a_failed_load_clears_the_models_caches_before_the_kernel_librarys(modul
     assert cleared == [False, True][:failed_loads] and len(loads) == failed_loads + 1
 
 
+def test_a_compile_error_keeps_the_disk_caches(module, monkeypatch):
+    """Numba rejecting a kernel's source says nothing of the cache files: deleting them cost
+    every process a cold compile of the library, again at each optimize() of that model."""
+    from numba.core.errors import TypingError
+    graph = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"].graph.as_graph_def()
+    (fused,) = [n for n in running_nodes(graph) if n.op == "BladeFusedCall"]
+    cleared = []
+
+    def load(key, source, templates):
+        raise TypingError("injected: no implementation of a function")
+    monkeypatch.setattr(compiler, "_load", load)
+    monkeypatch.setattr(compiler, "_clear_disk_caches", lambda templates, library: cleared.append(library))
+    monkeypatch.setattr(compiler, "_modules", {})
+    with pytest.raises(TypingError, match="injected"):
+        compiler.load_kernel(fused.attr["cluster"].s.decode())
+    assert cleared == []
+
+
 def test_without_parallel_columns_results_are_the_same(tmp_path):
     # TF_BLADE_PARALLEL=0 (or no TBB) runs a layer's columns one after another, bit-identical
     cache = _with_native_op(tmp_path / "cache")

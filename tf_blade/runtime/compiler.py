@@ -46,6 +46,9 @@ def load_kernel(spec_text: str):
             source, templates = generate(json.loads(spec_text))
             try:
                 module = _load(key, source, templates)
+            except numba.core.errors.NumbaError:
+                raise  # Numba rejected the source: no cache file is at fault, and deleting them
+                       # would cost every process on the machine a cold compile, at each optimize()
             except Exception as e:
                 # A truncated or foreign Numba cache file fails the load; drop the disk caches
                 # and compile from source again (a real compile error fails again). The
