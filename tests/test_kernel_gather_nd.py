@@ -127,6 +127,24 @@ def test_fused_gather_nd_names_its_node_as_tf_does():
     assert error_core(ours.value.message).endswith(", node name: pick")
 
 
+def test_each_node_of_a_shared_template_names_itself():
+    """Two GatherNd chains that differ only in their names share one part template; each one's
+    error must name its own node (a name in the template named the same node for both)."""
+    import tf_blade
+    specs = [tf.TensorSpec([None, 3], tf.float32), tf.TensorSpec([None, 2], tf.int64)] * 2
+    f = tf.function(lambda p, i, q, j: {"a": tf.gather_nd(p * 2.0, i, name="pick") + 1.0,
+                                        "b": tf.gather_nd(q * 2.0, j, name="choose") + 1.0}, input_signature=specs)
+    fused = tf_blade.optimize(f, bridge="native", min_cluster_size=1).signatures["serving_default"]
+    good, bad = tf.constant([[0, 0]], tf.int64), tf.constant([[1, 3]], tf.int64)
+    for i, j, name in ((bad, good, "pick"), (good, bad, "choose")):
+        with pytest.raises(tf.errors.InvalidArgumentError) as theirs:
+            f(tf.ones([2, 3]), i, tf.ones([2, 3]), j)
+        with pytest.raises(tf.errors.InvalidArgumentError) as ours:
+            fused(tf.ones([2, 3]), i, tf.ones([2, 3]), j)
+        assert error_core(ours.value.message) == error_core(theirs.value.message)
+        assert error_core(ours.value.message).endswith(f", node name: {name}")
+
+
 def test_nodes_differing_only_in_name_share_their_part_template():
     """The name is a parameter of the part, not part of its source: a model built again under
     other names (Keras layer counters: dense_features_29/...) compiled all its parts again, warm

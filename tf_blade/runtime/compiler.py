@@ -51,7 +51,7 @@ def load_kernel(spec_text: str):
                        # would cost every process on the machine a cold compile, at each optimize()
             except Exception as e:
                 # A truncated or foreign Numba cache file fails the load; drop the disk caches
-                # and compile from source again (a real compile error fails again). The
+                # and compile from source again. The
                 # generated modules' caches go first: the kernel library's (a cold compile of
                 # ~45 s for every process on the machine) only if that was not enough.
                 warnings.warn(f"tf_blade: loading kernel {key} failed ({type(e).__name__}: {e}); "
