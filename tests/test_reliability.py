@@ -113,24 +113,32 @@ def test_corrupt_and_read_only_caches_still_serve(tmp_path):
     assert "is not writable" in _serve(blocked / "cache")
 
 
+def _spec_with_load(module, monkeypatch, load):
+    """The cluster spec of ``module``'s fused op, with the compiler's module load replaced by
+    ``load`` and its cache deletions recorded (the list returned: ``library`` per deletion)."""
+    graph = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"].graph.as_graph_def()
+    (fused,) = [n for n in running_nodes(graph) if n.op == "BladeFusedCall"]
+    cleared = []
+    monkeypatch.setattr(compiler, "_load", load)
+    monkeypatch.setattr(compiler, "_clear_disk_caches", lambda templates, library: cleared.append(library))
+    monkeypatch.setattr(compiler, "_modules", {})
+    return fused.attr["cluster"].s.decode(), cleared
+
+
 @pytest.mark.parametrize("failed_loads", [1, 2])
 def test_a_failed_load_clears_the_models_caches_before_the_kernel_librarys(module, monkeypatch, failed_loads):
     # Clearing the library's cache costs every process on the machine a cold compile (~45 s):
     # it goes only when clearing the generated modules' caches was not enough.
-    graph = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"].graph.as_graph_def()
-    (fused,) = [n for n in running_nodes(graph) if n.op == "BladeFusedCall"]
-    cleared, loads = [], []
+    loads = []
 
     def load(key, source, templates):
         loads.append(key)
         if len(loads) <= failed_loads:
             raise EOFError("a truncated cache file")
         return "module"
-    monkeypatch.setattr(compiler, "_load", load)
-    monkeypatch.setattr(compiler, "_clear_disk_caches", lambda templates, library: cleared.append(library))
-    monkeypatch.setattr(compiler, "_modules", {})
+    spec, cleared = _spec_with_load(module, monkeypatch, load)
     with pytest.warns(RuntimeWarning, match="clearing its disk cache"):
-        assert compiler.load_kernel(fused.attr["cluster"].s.decode()) == "module"
+        assert compiler.load_kernel(spec) == "module"
     assert cleared == [False, True][:failed_loads] and len(loads) == failed_loads + 1
 
 
@@ -138,17 +146,12 @@ def test_a_compile_error_keeps_the_disk_caches(module, monkeypatch):
     """Numba rejecting a kernel's source says nothing of the cache files: deleting them cost
     every process a cold compile of the library, again at each optimize() of that model."""
     from numba.core.errors import TypingError
-    graph = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"].graph.as_graph_def()
-    (fused,) = [n for n in running_nodes(graph) if n.op == "BladeFusedCall"]
-    cleared = []
 
     def load(key, source, templates):
         raise TypingError("injected: no implementation of a function")
-    monkeypatch.setattr(compiler, "_load", load)
-    monkeypatch.setattr(compiler, "_clear_disk_caches", lambda templates, library: cleared.append(library))
-    monkeypatch.setattr(compiler, "_modules", {})
+    spec, cleared = _spec_with_load(module, monkeypatch, load)
     with pytest.raises(TypingError, match="injected"):
-        compiler.load_kernel(fused.attr["cluster"].s.decode())
+        compiler.load_kernel(spec)
     assert cleared == []
 
 
