@@ -53,6 +53,35 @@ def joined(typingctx, values):
     return Summary(values, ", ")(values), codegen
 
 
+class Text(types.Type):
+    """Message text made before the kernel runs, as message_bytes' uint8 vector (a 0 ends it
+    early): a part of set_error's message that is a parameter of a part's code, not a literal in
+    it, so that what it says (a node's name, an Assert's message) does not make another template."""
+
+    def __init__(self, array):
+        self.array = array
+        super().__init__(name=f"Text({array})")
+
+
+@register_model(Text)
+class _TextModel(models.StructModel):
+    def __init__(self, dmm, fe_type):
+        super().__init__(dmm, fe_type, [("bytes", fe_type.array)])
+
+
+@intrinsic
+def text(typingctx, data):
+    """A part of set_error's message: the bytes of ``data`` (message_bytes'), as text."""
+    if not (isinstance(data, types.Array) and data.ndim == 1 and data.dtype == types.uint8):
+        raise TypingError(f"text takes a uint8 vector, not {data}")
+
+    def codegen(context, builder, sig, args):
+        value = cgutils.create_struct_proxy(sig.return_type)(context, builder)
+        value.bytes = args[0]
+        return impl_ret_borrowed(context, builder, sig.return_type, value._getvalue())
+    return Text(data)(data), codegen
+
+
 def summary_value(context, builder, summary_type, values, limit):
     """The codegen of a Summary over ``values`` (borrowed) showing ``limit`` (an int64) of them."""
     summary = cgutils.create_struct_proxy(summary_type)(context, builder)
@@ -68,7 +97,7 @@ def summary_value(context, builder, summary_type, values, limit):
 def set_error(typingctx, err, *parts):
     """Writes the message ``parts`` make, one after another, into ``err`` (nopython code only),
     unless it already holds one: later errors are usually the first one's consequences. A part is
-    a string (a literal, or text made at run time), an integer, a shape (an int array or tuple,
+    a string (a literal, or text made at run time), a Text, an integer, a shape (an int array or tuple,
     written as TF writes one: "[2,3]") or a Summary. Bytes past 127 are written as "?"."""
     parts = parts[0].types if len(parts) == 1 and isinstance(parts[0], types.StarArgTuple) else parts
     if not (isinstance(err, types.Array) and err.dtype == types.uint8 and err.ndim == 1 and err.layout == "C"):
@@ -95,7 +124,7 @@ def _check_part(part):
         return
     if isinstance(part, types.Array) and part.ndim == 1 and isinstance(part.dtype, types.Integer):
         return
-    if isinstance(part, Summary):
+    if isinstance(part, (Summary, Text)):
         return
     if isinstance(part, types.BaseTuple) and all(isinstance(t, types.Integer) for t in part):
         return
@@ -131,6 +160,13 @@ class _Writer:
             at = context.compile_internal(builder, _put_text.py_func,
                                           signature(types.int64, self.err_type, types.int64, part),
                                           [self.buffer._getvalue(), builder.load(self.at), value])
+            builder.store(at, self.at)
+        elif isinstance(part, Text):
+            self.flush()
+            data = cgutils.create_struct_proxy(part)(context, builder, value=value).bytes
+            at = context.compile_internal(builder, _put_bytes.py_func,
+                                          signature(types.int64, self.err_type, types.int64, part.array),
+                                          [self.buffer._getvalue(), builder.load(self.at), data])
             builder.store(at, self.at)
         elif isinstance(part, Summary):
             self.flush()
@@ -193,6 +229,17 @@ def _put_text(err, at, text):
             break
         c = ord(text[k])
         err[at] = c if c < 128 else 63
+        at += 1
+    return at
+
+
+@njit(cache=True, nogil=True)
+def _put_bytes(err, at, data):
+    """A Text's bytes (ASCII already: message_bytes) from ``at``, up to a 0; returns where they end."""
+    for k in range(len(data)):
+        if at >= err.shape[0] - 1 or data[k] == 0:
+            break
+        err[at] = data[k]
         at += 1
     return at
 

@@ -110,3 +110,38 @@ def test_an_assert_fails_before_the_ops_it_guards(bridge, check):
             fn(*args)
     ok = tf.constant([3, 0], tf.int64), tf.ones([4, 4])
     np.testing.assert_array_equal(fused(*ok).numpy(), guarded(*ok).numpy())
+
+
+def test_asserts_differing_only_in_their_messages_share_a_template_and_say_their_own():
+    """An Assert's string constants (tf.debugging quotes tensor names: "x (hashing/stack_1:0) = ")
+    are parameters of its part, not text of the template: two checks that differ only in their
+    messages compile once, and each still fails with its own message, as TF's does."""
+    import json
+
+    from conftest import error_core, running_nodes
+    from tf_blade.codegen.generate import generate
+
+    def build(first, second):
+        def f(a, b):
+            with tf.control_dependencies([tf.debugging.assert_non_negative(a, message=first),
+                                          tf.debugging.assert_non_negative(b, message=second)]):
+                return {"a": tf.identity(a * 2) + 1, "b": tf.identity(b * 3) + 1}
+        return tf.function(f, input_signature=[tf.TensorSpec([None], tf.int64)] * 2)
+
+    templates = []
+    for first, second in (("first ids", "second ids"), ("others", "caf\u00e9 ids")):
+        f = build(first, second)
+        fused = tf_blade.optimize(f, bridge="native", min_cluster_size=1).signatures["serving_default"]
+        (node,) = [n for n in running_nodes(fused.graph.as_graph_def()) if n.op.startswith("BladeFusedCall")]
+        _, parts = generate(json.loads(node.attr["cluster"].s.decode()))
+        assert not any(first in text or "ids" in text for text in parts.values())
+        templates.append(set(parts))
+        good, bad = tf.constant([0, 5], tf.int64), tf.constant([4, -1], tf.int64)
+        for a, b, says in ((bad, good, first), (good, bad, second)):
+            with pytest.raises(tf.errors.InvalidArgumentError) as theirs:
+                f(a, b)
+            with pytest.raises(tf.errors.InvalidArgumentError) as ours:
+                fused(a, b)
+            assert error_core(ours.value.message) == error_core(theirs.value.message).replace("\u00e9", "?")
+            assert says.replace("\u00e9", "?") in error_core(ours.value.message)
+    assert templates[0] == templates[1]

@@ -1,5 +1,5 @@
 """kernels/errors.py's set_error: a message written from its parts (literals, integers, shapes,
-runtime text, Assert's summaries) into a kernel's error buffer, as the old concatenated strings
+runtime text, texts passed as bytes, Assert's summaries) into a kernel's error buffer, as the old concatenated strings
 wrote it, and as TF's Assert writes its data."""
 import re
 
@@ -9,7 +9,7 @@ from numba import njit
 from numba.core.errors import TypingError
 
 from tf_blade.kernels.assertion import summarize
-from tf_blade.kernels.errors import OOM_PREFIX, error_text, new_error_buffer, set_error
+from tf_blade.kernels.errors import OOM_PREFIX, error_text, message_bytes, new_error_buffer, set_error, text
 
 INT64_MIN, UINT64_MAX = np.int64(-(2 ** 63)), np.uint64(2 ** 64 - 1)
 
@@ -52,6 +52,27 @@ def test_a_message_stops_at_the_buffer_end(size):
     _write(err[:size], 1, np.int64(12345), np.array([3, -2, 0], np.int64), np.uint64(1))
     assert bytes(err[:size]).split(b"\0")[0].decode() == whole[:size - 1]
     assert err[min(size - 1, len(whole))] == 0
+    assert (err[size:] == 255).all()
+
+
+@njit
+def _with_text(err, data):
+    set_error(err, "assertion failed: [", text(data), "] [", np.int64(3), "]")
+
+
+@pytest.mark.parametrize("size, data, want", [
+    (1024, message_bytes("x (hashing/stack_1:0) = caf\u00e9"), "assertion failed: [x (hashing/stack_1:0) = caf?] [3]"),
+    (1024, np.array([104, 105, 0, 33], np.uint8), "assertion failed: [hi] [3]"),  # a 0 ends a text
+    (1024, np.zeros(0, np.uint8), "assertion failed: [] [3]"),
+    (22, message_bytes("a long message"), "assertion failed: [a "),  # 21 bytes and the 0
+])
+def test_text_parts_write_their_bytes(size, data, want):
+    """A Text (message text passed to a part's code, errors.text) is written as it is, up to a 0,
+    within the buffer."""
+    err = np.full(size + 8, 255, np.uint8)
+    err[:size] = 0
+    _with_text(err[:size], data)
+    assert error_text(err[:size]) == want
     assert (err[size:] == 255).all()
 
 

@@ -83,13 +83,13 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
         for attr in getattr(low, "runtime_attrs", ()):
             rt[attr] = f"r{len(runtime_params)}"
             runtime_params.append((rt[attr], "types.int64"))
-        if getattr(low, "names_node", False):
-            rt["name_message"] = f"r{len(runtime_params)}"
-            runtime_params.append((rt["name_message"], _array_type("uint8", 1)))
+        rt["texts"] = [f"r{len(runtime_params) + i}" for i in range(len(low.texts(raw, spec)))]
+        runtime_params += [(v, _array_type("uint8", 1)) for v in rt["texts"]]
         node = SpecNode(raw, rt)
         em.node_name = node.op
         em.line(f"# {node.op}")
-        results = low.emit(node, [values[r] for r in raw["inputs"]], em)
+        # None: a string constant left out of the part, read through texts() (parts.text_refs)
+        results = low.emit(node, [values.get(r) for r in raw["inputs"]], em)
         for j, res in enumerate(results):
             values[f"{k}:{j}"] = res if isinstance(res, Value) else Value(res, node.out_dtypes[j], node.out_ranks[j])
     returns = "".join(f"np.ascontiguousarray({x}), " for r in part.outputs for x in _vars(values[r]))
@@ -484,8 +484,7 @@ def _part_args(spec, part: Part, values, lowerings, em: Emitter) -> List[str]:
         raw = spec["nodes"][k]
         # a bare literal would also give each group call (a tuple of them) its own compile
         args += [Emitter.int64(raw["attrs"][a]) for a in getattr(lowerings[raw["op"]], "runtime_attrs", ())]
-        if getattr(lowerings[raw["op"]], "names_node", False):
-            args.append(em.const(message_bytes(f", node name: {raw['name']}"), "N"))
+        args += [em.const(message_bytes(text), "N") for text in lowerings[raw["op"]].texts(raw, spec)]
     return args + (["wide"] if _is_parallel(spec, part, lowerings) else [])
 
 

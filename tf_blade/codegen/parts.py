@@ -21,6 +21,7 @@ import hashlib
 import json
 from typing import Dict, List
 
+from .dtypes import STRING
 from .registry import EFFECT_OPS, LOWERINGS
 
 MAX_PART_NODES = 40
@@ -103,8 +104,8 @@ def part_deps(parts: List[Part]) -> List[set]:
 def _make_part(spec, members, after_edges) -> Part:
     nodes = spec["nodes"]
     inside = set(members)
-    consts = sorted({p for k in members for p in map(_producer, nodes[k]["inputs"])
-                     if p is not None and nodes[p]["op"] == "Const"})
+    consts = sorted({p for k in members for ref in nodes[k]["inputs"] if ref not in text_refs(spec, nodes[k])
+                     for p in [_producer(ref)] if p is not None and nodes[p]["op"] == "Const"})
     ordered = _canonical_order(spec, inside | set(consts), after_edges)
     inputs = []
     for k in ordered:
@@ -172,11 +173,21 @@ def _template_key(spec, part: Part) -> str:
         node = spec["nodes"][k]
         runtime = getattr(lowerings[node["op"]], "runtime_attrs", ())
         attrs = {a: v for a, v in node["attrs"].items() if a not in runtime}
-        body.append([node["op"], attrs, [local.get(r, r) for r in node["inputs"]], node["outputs"]])
+        texts = text_refs(spec, node)
+        body.append([node["op"], attrs, ["text" if r in texts else local[r] for r in node["inputs"]], node["outputs"]])
         for j in range(len(node["outputs"])):
             local[f"{k}:{j}"] = f"{n}:{j}"
     outs = [local[r] for r in part.outputs]
     return json.dumps([meta, body, outs], sort_keys=True)
+
+
+def text_refs(spec, node) -> set:
+    """The string constants ``node`` reads through its lowering's texts(), not as values of its
+    part (Lowering.string_consts_are_texts)."""
+    if not getattr(LOWERINGS.get(node["op"]), "string_consts_are_texts", False):
+        return set()
+    return {r for r in node["inputs"] for p in [_producer(r)]
+            if p is not None and spec["nodes"][p]["op"] == "Const" and ref_meta(spec, r)[0] == STRING}
 
 
 def ref_meta(spec, ref):

@@ -21,16 +21,22 @@ class Lowering:
     (or None); ``emit`` runs at compile time on the cluster spec and returns the output variables.
     """
     runtime_attrs = ()        # attrs passed as runtime parameters, not baked into the template
-    # Its message ends as TF's does, ", node name: <name>": those bytes are a parameter too
-    # (emit reads the variable as attrs["name_message"]), or each model's names (Keras layer
-    # counters) gave its part another template and a compile, warm caches or not.
-    names_node = False
+    # Its string constant inputs are messages it reads through texts() only: they stay out of its
+    # part (the template holds no constant of theirs).
+    string_consts_are_texts = False
     reads_shapes_only = False # reads only its inputs' shapes: parts of such ops are too light to run in parallel
     view_only = False         # its output views its first input's data: no per-element work either
     elementwise = False       # a few vectorised ns an element (arithmetic, log1p): no group either
 
     def check(self, node, graph) -> Optional[str]:
         return None
+
+    def texts(self, raw: dict, spec) -> List[str]:
+        """Message text its code writes, passed to its part as parameters (uint8 vectors, named by
+        attrs["texts"] in emit; errors.text makes them a part of a message), not written into the
+        template: each model's names (Keras layer counters, the tensor names tf.debugging's
+        messages quote) gave its part another template and a compile, warm caches or not."""
+        return []
 
     def emit(self, node, ins, em) -> List[str]:
         raise NotImplementedError

@@ -1,7 +1,11 @@
 """Assert (what tf.debugging.assert_* leave once passes/unguard_asserts.py unwraps their If): the
 fused op fails with TF's "assertion failed: [..] [..]" when the condition is false. Data may be
 scalar string constants (the messages) and integer tensors of rank 0 or 1."""
+import base64
+
+from ...feature_column.spec import const_values
 from ..dtypes import BOOL, INT32_64, STRING
+from ..parts import text_refs
 from ..registry import Lowering, lowering
 
 
@@ -18,13 +22,20 @@ class AssertLowering(Lowering):
                 return "data other than int32/int64 scalars and vectors (TF's float printing)"
         return None
 
+    string_consts_are_texts = True  # tf.debugging's messages quote tensor names: each model's own
+
+    def texts(self, raw, spec):
+        return [base64.b64decode(const_values(spec, ref)[0]).decode("utf-8", "replace")
+                for ref in raw["inputs"][1:] if ref in text_refs(spec, raw)]
+
     def emit(self, node, ins, em):
         limit = node.attrs.get("summarize", 3)
+        texts = iter(node.attrs["texts"])
         parts = ["assertion failed: "]  # literal text is one constant of the message (errors.set_error)
         for i, value in enumerate(ins[1:]):
             parts[-1] += (" [" if i > 0 else "[")
-            if value.is_string:
-                parts[-1] += value.const.ravel()[0].decode("utf-8", "replace") + "]"
+            if value is None:  # a string constant: one of texts()
+                parts += [f"{em.kernel('errors', 'text')}({next(texts)})", "]"]
             else:
                 parts += [f"{em.kernel('assertion', 'summarize')}({value.var}.ravel(), {limit})", "]"]
         message = ", ".join(repr(p) if i % 2 == 0 else p for i, p in enumerate(parts))
