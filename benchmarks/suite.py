@@ -25,6 +25,8 @@ and noisy: ratios hold, absolute times drift). Columns:
   torch         torch.nn.functional.embedding_bag (2 threads) over the same pre-hashed ids,
                 one call per table: the hand-fused anchor for the embedding part (if installed)
   plain gather  our fastest plain Numba gather-and-mean over the same pre-hashed ids
+  fused pooling the fused layer's embedding part alone over those ids: its blocks, each column
+                pooled by the kernel the layer runs once a block is hashed (torch's like)
   memory floor  bytes of the distinct embedding rows the batch reads / measured random-access
                 bandwidth (repeated ids hit the cache, so distinct rows are what memory must serve)
 Also: compile cold/warm and recompiles across batch sizes (fresh processes), throughput with 1
@@ -151,6 +153,36 @@ def _plain_gather():
     return bag_mean, prepare
 
 
+def _fused_pooling():
+    """The embedding part of the fused feature layer alone (kernels/bag_layer.py's blocks of BLOCK
+    rows in parallel, 2 threads), over pre-hashed ids in the plain gather's layout: each column of
+    a block pooled by the kernel fill_rows runs once the block's strings are hashed, reduce_runs
+    for a bag of 0-4 ids (``k`` < 0), pool_vectors for Keras's rows of ``k`` ids each."""
+    from numba import njit, prange
+
+    from tf_blade.kernels.bag_layer import BLOCK
+    from tf_blade.kernels.pooled_gather import pool_vectors
+    from tf_blade.kernels.sparse_segment_reduction import MEAN, reduce_runs
+
+    @njit(parallel=True, nogil=True, cache=True)
+    def pool(stacked, ids, offsets, dim, k, out):
+        n_cols, n_rows = offsets.shape[0], offsets.shape[1] - 1
+        for b in prange((n_rows + BLOCK - 1) // BLOCK):
+            r0 = b * BLOCK
+            m = min(n_rows, r0 + BLOCK) - r0
+            runs = np.arange(r0, r0 + m)
+            for c in range(n_cols):
+                if k >= 0:
+                    pool_vectors(stacked, ids[c, r0 * k:(r0 + m) * k].reshape((m, k)), True, out, c * dim, r0, n_rows)
+                    continue
+                for i in range(m):
+                    if offsets[c, r0 + i] == offsets[c, r0 + i + 1]:  # an empty row pools to zeros
+                        for j in range(dim):
+                            out[r0 + i, c * dim + j] = 0
+                reduce_runs(stacked, ids[c], offsets[c, r0:r0 + m + 1], runs, MEAN, out, c * dim)
+    return pool
+
+
 def random_access_bandwidth(row_bytes=64, buffer_mb=512, lookups=4_000_000):
     """Bytes per second this machine reads when every ``row_bytes`` row is a random one (2 threads),
     rows prefetched 16 ahead (kernels/prefetch.py: 1.5-1.7x the bandwidth without)."""
@@ -237,6 +269,7 @@ def measure(name, batches, rounds, bandwidth):
     assert isinstance(fast_floor, FastCall) and isinstance(native, FastCall)
     xla, xla_note = _xla(module), None
     bag_mean, prepare_gather = _plain_gather()
+    fused_pool = _fused_pooling()
     try:
         import torch
         torch.set_num_threads(2)
@@ -269,6 +302,9 @@ def measure(name, batches, rounds, bandwidth):
         stacked, flat_ids, offsets = prepare_gather(lookups)
         out = np.zeros((batch, dim * len(lookups)), np.float32)
         anchors["plain_gather"] = lambda: bag_mean(stacked, flat_ids, offsets, dim, out)
+        k = len(ids[0]) // batch if name == "keras-prep" and batch else -1  # Keras: every row k ids
+        pooled = np.zeros_like(out)
+        anchors["fused_pool"] = lambda: fused_pool(stacked, flat_ids, offsets, dim, k, pooled)
         if torch is not None:
             tt = [(torch.from_numpy(t), torch.from_numpy(i), torch.from_numpy(o[:-1])) for t, i, o in lookups]
             anchors["torch"] = lambda: [torch.nn.functional.embedding_bag(i, t, o, mode="mean") for t, i, o in tt]
@@ -279,6 +315,7 @@ def measure(name, batches, rounds, bandwidth):
         pair = interleaved({"tf": lambda: stock(*args), "numpy": lambda: numpy_fn(*args)},
                            rounds=max(rounds // 4, 5))
         times["numpy"] = pair["numpy"] * times["tf"] / pair["tf"]
+        assert np.allclose(pooled, out, rtol=1e-5, atol=1e-6), "the pooling anchors disagree"
         n_lookups = int(sum(len(i) for i in ids))
         distinct = int(sum(len(np.unique(i)) for i in ids))
         times["memory_floor"] = distinct * dim * 4 / bandwidth
@@ -288,6 +325,8 @@ def measure(name, batches, rounds, bandwidth):
                "speedup_native": times["tf"] / times["native"], "speedup_numpy": times["tf"] / times["numpy"],
                "speedup_tf_call": times["tf"] / times["native_tf_call"],
                "ceiling": times["tf"] / times.get("floor_head", times["fast_floor"])}
+        if "torch" in times:
+            row["pooling_vs_torch"] = times["torch"] / times["fused_pool"]
         if batch == 512:  # stock TF too: how much a second caller can add when one call uses both cores
             one = _throughput(lambda: native(*args), callers=1)
             two = _throughput(lambda: native(*args), callers=2)
@@ -313,10 +352,14 @@ def _markdown(result):
              "through TF's call and through tf_blade's (fast floor).\n",
              "Ceiling: stock TF over the fast floor plus the dense layers tf_blade leaves to TF (floor + head), "
              "i.e. the speedup if the fused op took no time.\n",
+             "torch embedding_bag, fused pooling and plain gather pool the same pre-hashed ids (2 threads each): "
+             "torch one call per table, fused pooling the fused layer's own pooling kernels in its blocks "
+             "(the embedding part alone, without the hashing native's time includes).\n",
              "| model | batch | stock TF ms | native ms | speedup | ceiling | native via TF's call ms | speedup via TF's call | "
              "numpy_function ms | XLA ms | call floor ms | fast floor ms | "
-             "floor + head ms | torch embedding_bag ms | plain gather ms | memory floor ms | identical |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "floor + head ms | torch embedding_bag ms | fused pooling ms | torch / fused pooling | plain gather ms | "
+             "memory floor ms | identical |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
         t = r["median_ms"]
         cell = lambda k: f"{t[k]:.3f}" if k in t else "n/a"  # noqa: E731
@@ -325,7 +368,9 @@ def _markdown(result):
                      f"{r['speedup_native']:.2f}x | {ceiling} | {cell('native_tf_call')} | "
                      + (f"{r['speedup_tf_call']:.2f}x" if "speedup_tf_call" in r else "n/a")
                      + f" | {t['numpy']:.3f} | {cell('xla')} | {t['call_floor']:.3f} | {cell('fast_floor')} | "
-                     f"{cell('floor_head')} | {cell('torch')} | {t['plain_gather']:.3f} | {t['memory_floor']:.3f} | {r['identical']} |")
+                     f"{cell('floor_head')} | {cell('torch')} | {cell('fused_pool')} | "
+                     + (f"{r['pooling_vs_torch']:.2f}x" if "pooling_vs_torch" in r else "n/a")
+                     + f" | {t['plain_gather']:.3f} | {t['memory_floor']:.3f} | {r['identical']} |")
     lines.append("")
     for model, note in result["xla"].items():
         lines.append(f"XLA on {model}: {note or 'runs'}.")
@@ -367,7 +412,8 @@ def _plot(result, path):
     for ax, model in zip(axes[0], models):
         rows = [r for r in result["rows"] if r["model"] == model]
         x = np.arange(len(rows))
-        sides = [k for k in ("tf", "native", "native_tf_call", "numpy", "torch", "plain_gather", "memory_floor", "call_floor", "floor_head")
+        sides = [k for k in ("tf", "native", "native_tf_call", "numpy", "torch", "fused_pool", "plain_gather", "memory_floor",
+                               "call_floor", "floor_head")
                  if all(k in r["median_ms"] for r in rows)]
         width = 0.8 / len(sides)
         for j, side in enumerate(sides):
