@@ -34,7 +34,7 @@ class AssertLowering(Lowering):
         parts = ["assertion failed: "]  # literal text is one constant of the message (errors.set_error)
         for i, value in enumerate(ins[1:]):
             parts[-1] += (" [" if i > 0 else "[")
-            if value is None:  # a string constant: one of texts()
+            if value is None or value.is_string:  # a string constant (in the part if others read it): one of texts()
                 parts += [f"{em.kernel('errors', 'text')}({next(texts)})", "]"]
             else:
                 parts += [f"{em.kernel('assertion', 'summarize')}({value.var}.ravel(), {limit})", "]"]
