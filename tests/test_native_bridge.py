@@ -222,7 +222,7 @@ def test_helpers_are_cacheable(tmp_path):
             dims = np.empty(1, np.int64)
             dims[0] = in_shapes[0]
             a = call_alloc(alloc, ctx, 0, 1, dims.ctypes.data)
-            set_error(carray(errbuf, (ERRBUF_LEN,)), "sum=" + str(int(x.sum())) + " addr=" + str(a))
+            set_error(carray(errbuf, (ERRBUF_LEN,)), "sum=", int(x.sum()), " addr=", a)
             return 1
 
         @ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64,
