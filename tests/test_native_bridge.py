@@ -61,7 +61,7 @@ def str_lengths(in_ptrs, in_shapes, ctx, alloc, errbuf):
 
 @cfunc(ENTRY_SIG)
 def fails(in_ptrs, in_shapes, ctx, alloc, errbuf):
-    set_error(carray(errbuf, (ERRBUF_LEN,)), "x must be positive, got shape [" + str(in_shapes[0]) + "]")
+    set_error(carray(errbuf, (ERRBUF_LEN,)), "x must be positive, got shape [", in_shapes[0], "]")
     return 1
 
 
