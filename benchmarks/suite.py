@@ -354,7 +354,7 @@ def _markdown(result):
              "i.e. the speedup if the fused op took no time.\n",
              "torch embedding_bag, fused pooling and plain gather pool the same pre-hashed ids (2 threads each): "
              "torch one call per table, fused pooling the fused layer's own pooling kernels in its blocks "
-             "(the embedding part alone, without the hashing native's time includes).\n",
+             "(the embedding part alone: native's time also hashes the strings).\n",
              "| model | batch | stock TF ms | native ms | speedup | ceiling | native via TF's call ms | speedup via TF's call | "
              "numpy_function ms | XLA ms | call floor ms | fast floor ms | "
              "floor + head ms | torch embedding_bag ms | fused pooling ms | torch / fused pooling | plain gather ms | "

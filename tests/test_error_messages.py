@@ -1,6 +1,6 @@
 """kernels/errors.py's set_error: a message written from its parts (literals, integers, shapes,
-runtime text, texts passed as bytes, Assert's summaries) into a kernel's error buffer, as the old concatenated strings
-wrote it, and as TF's Assert writes its data."""
+runtime text, texts passed as bytes, Assert's summaries) into a kernel's error buffer, as the old
+concatenated strings wrote it, and as TF's Assert writes its data."""
 import re
 
 import numpy as np
