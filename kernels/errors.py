@@ -262,12 +262,7 @@ def add_context(err, suffix):
     n = 0
     while n < err.shape[0] - 1 and err[n] != 0:
         n += 1
-    for k in range(len(suffix)):
-        if n >= err.shape[0] - 1 or suffix[k] == 0:
-            break
-        err[n] = suffix[k]
-        n += 1
-    err[n] = 0
+    err[_put_bytes(err, n, suffix)] = 0
 
 
 def error_text(err):
