@@ -1,12 +1,11 @@
 """Assert (what tf.debugging.assert_* leave once passes/unguard_asserts.py unwraps their If): the
 fused op fails with TF's "assertion failed: [..] [..]" when the condition is false. Data may be
 scalar string constants (the messages) and integer tensors of rank 0 or 1."""
-import base64
-
-from ...feature_column.spec import const_values
+from ...feature_column.spec import producer
 from ..dtypes import BOOL, INT32_64, STRING
 from ..parts import text_refs
 from ..registry import Lowering, lowering
+from .const import const_array
 
 
 @lowering("Assert")
@@ -25,7 +24,7 @@ class AssertLowering(Lowering):
     string_consts_are_texts = True  # tf.debugging's messages quote tensor names: each model's own
 
     def texts(self, raw, spec):
-        return [base64.b64decode(const_values(spec, ref)[0]).decode("utf-8", "replace")
+        return [const_array(producer(spec, ref)[0]["attrs"]["value"]).ravel()[0].decode("utf-8", "replace")
                 for ref in raw["inputs"][1:] if ref in text_refs(spec, raw)]
 
     def emit(self, node, ins, em):
