@@ -137,6 +137,9 @@ def test_asserts_differing_only_in_their_messages_share_a_template_and_say_their
         assert not any(first in text or "ids" in text for text in parts.values())
         templates.append(set(parts))
         good, bad = tf.constant([0, 5], tf.int64), tf.constant([4, -1], tf.int64)
+        want, got = f(good, good), fused(good, good)
+        for key in want:
+            np.testing.assert_array_equal(got[key], want[key])
         for a, b, says in ((bad, good, first), (good, bad, second)):
             with pytest.raises(tf.errors.InvalidArgumentError) as theirs:
                 f(a, b)
