@@ -30,7 +30,10 @@ and noisy: ratios hold, absolute times drift). Columns:
   memory floor  bytes of the distinct embedding rows the batch reads / measured random-access
                 bandwidth (repeated ids hit the cache, so distinct rows are what memory must serve)
 Also: compile cold/warm and recompiles across batch sizes (fresh processes), throughput with 1
-and 2 concurrent callers, peak RSS of this process. Writes <out>.json, <out>.md and <out>.png.
+and 2 concurrent callers (medians of interleaved rounds; tf_blade as optimize() builds it, and
+in a child process with TF_BLADE_PARALLEL=0, its kernels on the caller's thread: the GIL test,
+since one parallel call already keeps both cores busy), peak RSS of this process. Writes
+<out>.json, <out>.md and <out>.png.
 """
 from __future__ import annotations
 
@@ -40,6 +43,7 @@ import os
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # torch's OpenMP workers: sleep, do not spin
 import resource
+import subprocess
 import sys
 import threading
 import time
@@ -224,7 +228,7 @@ def _xla(module):
     return fn
 
 
-def _throughput(fn, seconds=2.0, callers=1):
+def _throughput(fn, callers=1, seconds=1.0):
     counts = [0] * callers
     stop = time.perf_counter() + seconds
 
@@ -238,6 +242,37 @@ def _throughput(fn, seconds=2.0, callers=1):
     for t in threads:
         t.join()
     return sum(counts) / seconds
+
+
+def _throughputs(sides, rounds=5):
+    """{name: (fn, callers)} -> {name: median calls/s}: one window of each side a round."""
+    from tf_blade.timing import interleaved
+    return interleaved(sides, rounds=rounds, warmup=0, sample=lambda side: _throughput(*side))
+
+
+def serial_throughput(name, batch=512):
+    """Calls/s of ``name``'s model at ``batch`` with 1 and 2 callers, tf_blade as this process
+    builds it: run by ``_serial_child`` under TF_BLADE_PARALLEL=0, which a process reads once."""
+    import numpy as np
+    import tensorflow as tf
+
+    import tf_blade
+    build, make_batch, names, _, _ = _models()[name]
+    module = build()
+    fn = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
+    raw = make_batch(batch)
+    args = [tf.constant(raw[n]) for n in names]
+    key = list(module.serve.get_concrete_function().structured_outputs)[0]
+    assert np.array_equal(module.serve(*args)[key].numpy(), fn(*args)[key].numpy()), "the serial build differs"
+    return _throughputs({"serial_1_caller": (lambda: fn(*args), 1), "serial_2_callers": (lambda: fn(*args), 2)})
+
+
+def _serial_child(name):
+    """``serial_throughput(name)`` in a fresh process with TF_BLADE_PARALLEL=0."""
+    code = f"import json; from tf_blade.benchmarks import suite; print(json.dumps(suite.serial_throughput({name!r})))"
+    done = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, TF_BLADE_PARALLEL="0"),
+                          capture_output=True, text=True, check=True)
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 def _named_params(body, like):
@@ -328,12 +363,12 @@ def measure(name, batches, rounds, bandwidth):
         if "torch" in times:
             row["pooling_vs_torch"] = times["torch"] / times["fused_pool"]
         if batch == 512:  # stock TF too: how much a second caller can add when one call uses both cores
-            one = _throughput(lambda: native(*args), callers=1)
-            two = _throughput(lambda: native(*args), callers=2)
-            tf_one = _throughput(lambda: stock(*args), callers=1)
-            tf_two = _throughput(lambda: stock(*args), callers=2)
-            row["throughput_calls_per_s"] = {"1_caller": one, "2_callers": two, "ratio": two / one,
-                                             "tf_1_caller": tf_one, "tf_2_callers": tf_two, "tf_ratio": tf_two / tf_one}
+            t = _throughputs({"1_caller": (lambda: native(*args), 1), "2_callers": (lambda: native(*args), 2),
+                              "tf_1_caller": (lambda: stock(*args), 1), "tf_2_callers": (lambda: stock(*args), 2)})
+            t.update(_serial_child(name))
+            row["throughput_calls_per_s"] = {**t, "ratio": t["2_callers"] / t["1_caller"],
+                                             "tf_ratio": t["tf_2_callers"] / t["tf_1_caller"],
+                                             "serial_ratio": t["serial_2_callers"] / t["serial_1_caller"]}
         rows.append(row)
         print(json.dumps(row), flush=True)
     return rows, xla_note
@@ -374,13 +409,19 @@ def _markdown(result):
     lines.append("")
     for model, note in result["xla"].items():
         lines.append(f"XLA on {model}: {note or 'runs'}.")
-    lines += ["", "| model | 1 caller calls/s | 2 callers calls/s | ratio | stock TF 1 caller | stock TF 2 callers | stock TF ratio |",
-              "|---|---|---|---|---|---|---|"]
+    lines += ["", "Throughput (calls/s, medians of interleaved 1-second windows). Serial: tf_blade built with "
+              "TF_BLADE_PARALLEL=0 in a child process, every kernel on its caller's thread, so a second caller "
+              "finds a core free only if the calls hold no lock between them (the GIL).", "",
+              "| model | 1 caller | 2 callers | ratio | serial 1 caller | serial 2 callers | serial ratio "
+              "| stock TF 1 caller | stock TF 2 callers | stock TF ratio |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for r in result["rows"]:
         if "throughput_calls_per_s" in r:
             t = r["throughput_calls_per_s"]
             lines.append(f"| {r['model']} @ {r['batch']} | {t['1_caller']:.0f} | {t['2_callers']:.0f} | {t['ratio']:.2f}x | "
-                         f"{t['tf_1_caller']:.0f} | {t['tf_2_callers']:.0f} | {t['tf_ratio']:.2f}x |")
+                         + (f"{t['serial_1_caller']:.0f} | {t['serial_2_callers']:.0f} | {t['serial_ratio']:.2f}x | "
+                            if "serial_ratio" in t else "n/a | n/a | n/a | ")
+                         + f"{t['tf_1_caller']:.0f} | {t['tf_2_callers']:.0f} | {t['tf_ratio']:.2f}x |")
     c = result.get("compile")
     if c:
         lines += ["", "Compile (fresh processes; kernels compile inside optimize()"

@@ -14,3 +14,12 @@ def test_interleaved_runs_the_sides_in_a_fresh_order_each_round():
     assert all(sorted(r) == list("abc") for r in rounds)
     followers = Counter((r[i], r[i + 1]) for r in rounds for i in range(2))
     assert len(followers) == 6 and min(followers.values()) > 0.8 * max(followers.values())
+
+
+def test_interleaved_takes_the_median_of_what_sample_records():
+    # The suite's throughput: each round records a side's calls per second, not its time.
+    ran = []
+    per_round = {"a": iter([5.0, 1.0, 3.0]), "b": iter([2.0, 9.0, 4.0])}
+    medians = interleaved({"a": "a", "b": "b"}, rounds=3, warmup=0,
+                          sample=lambda side: ran.append(side) or next(per_round[side]))
+    assert medians == {"a": 3.0, "b": 4.0} and sorted(ran) == ["a"] * 3 + ["b"] * 3

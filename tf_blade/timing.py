@@ -7,12 +7,14 @@ import time
 import numpy as np
 
 
-def interleaved(functions: dict, rounds: int = 50, warmup: int = 3) -> dict:
+def interleaved(functions: dict, rounds: int = 50, warmup: int = 3, sample=None) -> dict:
     """{name: callable} -> {name: median seconds}; every callable runs once a round, so drift
     and noise from the (shared, noisy) machine hit every side alike, in a fresh random order
     each round (seeded): a call right after a stock TF call runs slower (TF's threads and
     caches), and a fixed order charged that to one side (two versions of wide & deep's layers
-    behind TF: whichever ran right after TF read 1.06-1.23x the other, either way round)."""
+    behind TF: whichever ran right after TF read 1.06-1.23x the other, either way round).
+    ``sample(fn)``, when given, runs ``fn`` and returns what a round records instead of its time
+    (the benchmark suite's calls per second)."""
     for fn in functions.values():
         for _ in range(warmup):
             fn()
@@ -22,6 +24,9 @@ def interleaved(functions: dict, rounds: int = 50, warmup: int = 3) -> dict:
     for _ in range(rounds):
         for k in shuffle(len(order)):
             name, fn = order[k]
+            if sample is not None:
+                samples[name].append(sample(fn))
+                continue
             start = time.perf_counter()
             fn()
             samples[name].append(time.perf_counter() - start)
