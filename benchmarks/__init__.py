@@ -1,4 +1,5 @@
-"""Benchmarks: stock TF vs tf_blade in the same process, interleaved; run as python -m benchmarks.<name>."""
+"""Benchmarks: stock TF vs tf_blade in the same process, interleaved; run as python -m benchmarks.<name>
+(python -m benchmarks alone runs the suite)."""
 import json
 import os
 

@@ -2,7 +2,7 @@
 
     python -m benchmarks.suite [--models criteo-fc,criteo-wdl,keras-prep] [--batches 1,64,512,4096]
                                [--rounds 40] [--out docs/benchmarks/suite] [--skip-compile]
-    tf-blade bench ...            (the same, installed)
+    python -m benchmarks ...      (the same; python -m tf_blade.benchmarks or tf-blade bench, installed)
 
 Every figure is a median of interleaved rounds (every side once a round, in one process, in a
 fresh random order each round: a call right after stock TF's runs slower; this machine is shared
