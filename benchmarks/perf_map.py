@@ -12,7 +12,8 @@ symbol-level profiles of its kernels:
     # then, from a shell: perf record -g -p <pid> -- sleep 5; perf report --sort sym
 
 (criteo-fc at 4096 rows: reduce_runs 47%, hash_rows 31%, FarmHash's hash_len0to16 6%, docs/architecture.md.)
-A size is the distance to the next known function (perf needs one; the last gets 4 KiB).
+A size is the distance to the next known function, at most MAX_SIZE (perf needs one; the last
+gets 4 KiB): code between libraries that were not recorded is charged to the function before it.
 Numba has no such map of its own; this reads its code libraries' private fields, so it is a
 measuring tool, not a part of tf_blade.
 """
@@ -23,6 +24,7 @@ import weakref
 
 _libraries = weakref.WeakSet()  # weak: a recording process keeps no code alive
 _recording = False
+MAX_SIZE = 1 << 20
 
 
 def record() -> None:
@@ -36,24 +38,29 @@ def record() -> None:
     def remembered(library):
         _libraries.add(library)
         return finalize(library)
+    remembered.original = finalize
     codegen.CPUCodeLibrary._finalize_final_module = remembered
     _recording = True
 
 
+def stop() -> None:
+    """Stops remembering libraries (those remembered stay in the map)."""
+    global _recording
+    from numba.core import codegen
+    method = codegen.CPUCodeLibrary._finalize_final_module
+    codegen.CPUCodeLibrary._finalize_final_module = getattr(method, "original", method)
+    _recording = False
+
+
 def _functions(library):
-    """(address, name) of the functions ``library`` defines, where the JIT has an address."""
+    """(address, name) of the functions ``library`` defines that the JIT has emitted."""
     # A library loaded from the disk cache keeps its functions in the module kept for linking.
     module = getattr(library, "_shared_module", None) or library._final_module
-    engine = library._codegen._engine
     for function in module.functions:
-        if function.is_declaration:
-            continue
-        try:
-            address = engine.get_function_address(function.name)
-        except Exception:  # not emitted (a function only other libraries inline)
-            continue
-        if address:
-            yield address, function.name
+        if not function.is_declaration:
+            address = library.get_pointer_to_function(function.name)  # 0 where not emitted
+            if address:
+                yield address, function.name
 
 
 def write(path: str | None = None) -> int:
@@ -63,5 +70,5 @@ def write(path: str | None = None) -> int:
     with open(path or f"/tmp/perf-{os.getpid()}.map", "w") as f:
         for i, start in enumerate(starts):
             size = starts[i + 1] - start if i + 1 < len(starts) else 4096
-            f.write(f"{start:x} {min(size, 1 << 20):x} {named[start]}\n")
+            f.write(f"{start:x} {min(size, MAX_SIZE):x} {named[start]}\n")
     return len(starts)

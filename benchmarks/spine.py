@@ -17,6 +17,8 @@ import subprocess
 import sys
 import tempfile
 
+from . import child_json
+
 _CHILD = r"""
 import os, sys, time, json
 import tensorflow as tf
@@ -67,9 +69,7 @@ def compile_times(columns: int, wide_and_deep: bool = False):
             if kind.startswith("new_"):
                 _forget_generated_code(cache)
             model = "wdl" if kind == "new_wdl" else "fc"
-            out = subprocess.run([sys.executable, "-c", _CHILD, str(columns), model], env=env, check=True,
-                                 capture_output=True, text=True).stdout
-            runs[kind] = json.loads(out.strip().splitlines()[-1])
+            runs[kind] = child_json(["-c", _CHILD, str(columns), model], env)
             if kind.startswith("new_") and not runs[kind]["numba_compiles"]:
                 raise RuntimeError(f"the {kind} run compiled nothing: its figure would be a warm one")
     return runs

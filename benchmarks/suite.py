@@ -43,12 +43,13 @@ import os
 
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")  # torch's OpenMP workers: sleep, do not spin
 import resource
-import subprocess
 import sys
 import threading
 import time
 
 import numpy as np
+
+from . import child_json
 
 
 def _models():
@@ -228,51 +229,67 @@ def _xla(module):
     return fn
 
 
-def _throughput(fn, callers=1, seconds=1.0):
-    counts = [0] * callers
+WINDOW_S, WINDOW_ROUNDS = 1.0, 5  # throughput: medians of this many interleaved windows of this length
+
+
+def _throughput(fn, callers=1, seconds=WINDOW_S):
+    """Calls of ``fn`` per second by ``callers`` threads calling it in a loop for ``seconds``."""
+    counts, errors = [0] * callers, []
     stop = time.perf_counter() + seconds
 
     def run(k):
-        while time.perf_counter() < stop:
-            fn()
-            counts[k] += 1
+        try:
+            while time.perf_counter() < stop:
+                fn()
+                counts[k] += 1
+        except Exception as e:  # a thread's exception would only reach its excepthook
+            errors.append(e)
     threads = [threading.Thread(target=run, args=(k,)) for k in range(callers)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
+    if errors:
+        raise errors[0]
     return sum(counts) / seconds
 
 
-def _throughputs(sides, rounds=5):
+def _median_throughputs(sides, rounds=WINDOW_ROUNDS):
     """{name: (fn, callers)} -> {name: median calls/s}: one window of each side a round."""
     from tf_blade.timing import interleaved
     return interleaved(sides, rounds=rounds, warmup=0, sample=lambda side: _throughput(*side))
 
 
 def serial_throughput(name, batch=512):
-    """Calls/s of ``name``'s model at ``batch`` with 1 and 2 callers, tf_blade as this process
-    builds it: run by ``_serial_child`` under TF_BLADE_PARALLEL=0, which a process reads once."""
-    import numpy as np
+    """``name``'s model at ``batch`` as this process builds it: whether it gives stock TF's
+    output, and its calls/s with 1 and 2 callers. Run by ``_serial_child``, in a process with
+    TF_BLADE_PARALLEL=0 (a process reads it once: one process cannot hold both builds)."""
     import tensorflow as tf
 
     import tf_blade
+    from tf_blade.runtime.threads import parallel_enabled
     build, make_batch, names, _, _ = _models()[name]
     module = build()
     fn = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
     raw = make_batch(batch)
     args = [tf.constant(raw[n]) for n in names]
     key = list(module.serve.get_concrete_function().structured_outputs)[0]
-    assert np.array_equal(module.serve(*args)[key].numpy(), fn(*args)[key].numpy()), "the serial build differs"
-    return _throughputs({"serial_1_caller": (lambda: fn(*args), 1), "serial_2_callers": (lambda: fn(*args), 2)})
+    return {"serial_identical": bool(np.array_equal(module.serve(*args)[key].numpy(), fn(*args)[key].numpy())),
+            "serial_parallel_off": not parallel_enabled(),
+            **_median_throughputs({"serial_1_caller": (lambda: fn(*args), 1),
+                                   "serial_2_callers": (lambda: fn(*args), 2)})}
 
 
 def _serial_child(name):
-    """``serial_throughput(name)`` in a fresh process with TF_BLADE_PARALLEL=0."""
-    code = f"import json; from tf_blade.benchmarks import suite; print(json.dumps(suite.serial_throughput({name!r})))"
-    done = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, TF_BLADE_PARALLEL="0"),
-                          capture_output=True, text=True, check=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    """``serial_throughput(name)`` in a fresh process with TF_BLADE_PARALLEL=0 (this module, as
+    this process imported it); {"serial_error": why} when that process fails."""
+    module = __spec__.name if __spec__ is not None else "tf_blade.benchmarks.suite"
+    code = f"import json, {module} as suite; print(json.dumps(suite.serial_throughput({name!r})))"
+    try:
+        return child_json(["-c", code], dict(os.environ, TF_BLADE_PARALLEL="0"))
+    except RuntimeError as e:
+        print(f"serial build of {name}: {e}", file=sys.stderr)
+        return {"serial_error": str(e).splitlines()[-1][:200]}
 
 
 def _named_params(body, like):
@@ -363,12 +380,13 @@ def measure(name, batches, rounds, bandwidth):
         if "torch" in times:
             row["pooling_vs_torch"] = times["torch"] / times["fused_pool"]
         if batch == 512:  # stock TF too: how much a second caller can add when one call uses both cores
-            t = _throughputs({"1_caller": (lambda: native(*args), 1), "2_callers": (lambda: native(*args), 2),
-                              "tf_1_caller": (lambda: stock(*args), 1), "tf_2_callers": (lambda: stock(*args), 2)})
-            t.update(_serial_child(name))
-            row["throughput_calls_per_s"] = {**t, "ratio": t["2_callers"] / t["1_caller"],
-                                             "tf_ratio": t["tf_2_callers"] / t["tf_1_caller"],
-                                             "serial_ratio": t["serial_2_callers"] / t["serial_1_caller"]}
+            t = _median_throughputs({"1_caller": (lambda: native(*args), 1), "2_callers": (lambda: native(*args), 2),
+                                     "tf_1_caller": (lambda: stock(*args), 1), "tf_2_callers": (lambda: stock(*args), 2)})
+            t.update(_serial_child(name), window_s=WINDOW_S, windows=WINDOW_ROUNDS)
+            t.update(ratio=t["2_callers"] / t["1_caller"], tf_ratio=t["tf_2_callers"] / t["tf_1_caller"])
+            if "serial_1_caller" in t:
+                t["serial_ratio"] = t["serial_2_callers"] / t["serial_1_caller"]
+            row["throughput_calls_per_s"] = t
         rows.append(row)
         print(json.dumps(row), flush=True)
     return rows, xla_note
@@ -409,19 +427,30 @@ def _markdown(result):
     lines.append("")
     for model, note in result["xla"].items():
         lines.append(f"XLA on {model}: {note or 'runs'}.")
-    lines += ["", "Throughput (calls/s, medians of interleaved 1-second windows). Serial: tf_blade built with "
-              "TF_BLADE_PARALLEL=0 in a child process, every kernel on its caller's thread, so a second caller "
-              "finds a core free only if the calls hold no lock between them (the GIL).", "",
+    timed = [r for r in result["rows"] if "throughput_calls_per_s" in r]
+    t0 = timed[0]["throughput_calls_per_s"] if timed else {}
+    how = (f"medians of {t0['windows']} interleaved {t0['window_s']:g}-second windows" if "windows" in t0
+           else "one 2-second window each")
+    lines += ["", f"Throughput (calls/s, {how}). Serial: tf_blade built with TF_BLADE_PARALLEL=0 in a child "
+              "process (its columns interleaved with each other only), every kernel on its caller's thread, so "
+              "a second caller finds a core free only if the calls hold no lock between them (the GIL).", "",
               "| model | 1 caller | 2 callers | ratio | serial 1 caller | serial 2 callers | serial ratio "
               "| stock TF 1 caller | stock TF 2 callers | stock TF ratio |",
               "|---|---|---|---|---|---|---|---|---|---|"]
-    for r in result["rows"]:
-        if "throughput_calls_per_s" in r:
-            t = r["throughput_calls_per_s"]
-            lines.append(f"| {r['model']} @ {r['batch']} | {t['1_caller']:.0f} | {t['2_callers']:.0f} | {t['ratio']:.2f}x | "
-                         + (f"{t['serial_1_caller']:.0f} | {t['serial_2_callers']:.0f} | {t['serial_ratio']:.2f}x | "
-                            if "serial_ratio" in t else "n/a | n/a | n/a | ")
-                         + f"{t['tf_1_caller']:.0f} | {t['tf_2_callers']:.0f} | {t['tf_ratio']:.2f}x |")
+    notes = []
+    for r in timed:
+        t = r["throughput_calls_per_s"]
+        lines.append(f"| {r['model']} @ {r['batch']} | {t['1_caller']:.0f} | {t['2_callers']:.0f} | {t['ratio']:.2f}x | "
+                     + (f"{t['serial_1_caller']:.0f} | {t['serial_2_callers']:.0f} | {t['serial_ratio']:.2f}x | "
+                        if "serial_ratio" in t else "n/a | n/a | n/a | ")
+                     + f"{t['tf_1_caller']:.0f} | {t['tf_2_callers']:.0f} | {t['tf_ratio']:.2f}x |")
+        if "serial_error" in t:
+            notes.append(f"Serial build of {r['model']}: failed ({t['serial_error']}).")
+        elif t.get("serial_identical") is False or t.get("serial_parallel_off") is False:
+            notes.append(f"Serial build of {r['model']}: identical to TF {t['serial_identical']}, "
+                         f"parallel off {t['serial_parallel_off']}.")
+    if notes:
+        lines += [""] + notes
     c = result.get("compile")
     if c:
         lines += ["", "Compile (fresh processes; kernels compile inside optimize()"

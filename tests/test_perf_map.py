@@ -6,12 +6,14 @@ from tf_blade.benchmarks import perf_map
 
 def test_the_map_names_a_function_compiled_after_record(tmp_path):
     perf_map.record()
+    try:
+        @njit
+        def add_one_for_perf(x):
+            return x + 1
 
-    @njit
-    def add_one_for_perf(x):
-        return x + 1
-
-    assert add_one_for_perf(41) == 42
+        assert add_one_for_perf(41) == 42
+    finally:
+        perf_map.stop()
     path = tmp_path / "perf.map"
     assert perf_map.write(str(path)) >= 1
     lines = [line.split(" ", 2) for line in path.read_text().splitlines()]

@@ -8,28 +8,30 @@ import numpy as np
 
 
 def interleaved(functions: dict, rounds: int = 50, warmup: int = 3, sample=None) -> dict:
-    """{name: callable} -> {name: median seconds}; every callable runs once a round, so drift
+    """{name: callable} -> {name: median seconds} (or of ``sample``'s values, below); every
+    callable runs once a round (after ``warmup`` runs each, not recorded), so drift
     and noise from the (shared, noisy) machine hit every side alike, in a fresh random order
     each round (seeded): a call right after a stock TF call runs slower (TF's threads and
     caches), and a fixed order charged that to one side (two versions of wide & deep's layers
     behind TF: whichever ran right after TF read 1.06-1.23x the other, either way round).
-    ``sample(fn)``, when given, runs ``fn`` and returns what a round records instead of its time
-    (the benchmark suite's calls per second)."""
+    ``sample(side)``, when given, runs a side (``functions``' values are then whatever it takes)
+    and returns what a round records instead of its time: the medians are of those (the benchmark
+    suite's calls per second)."""
+    if sample is None:
+        def sample(fn):
+            start = time.perf_counter()
+            fn()
+            return time.perf_counter() - start
     for fn in functions.values():
         for _ in range(warmup):
-            fn()
+            sample(fn)
     samples = {name: [] for name in functions}
     order = list(functions.items())
     shuffle = np.random.default_rng(0).permutation
     for _ in range(rounds):
         for k in shuffle(len(order)):
             name, fn = order[k]
-            if sample is not None:
-                samples[name].append(sample(fn))
-                continue
-            start = time.perf_counter()
-            fn()
-            samples[name].append(time.perf_counter() - start)
+            samples[name].append(sample(fn))
     return {name: float(np.median(s)) for name, s in samples.items()}
 
 
