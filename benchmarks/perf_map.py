@@ -23,33 +23,28 @@ import os
 import weakref
 
 _libraries = weakref.WeakSet()  # weak: a recording process keeps no code alive
-_recording = False
 MAX_SIZE = 1 << 20
 
 
 def record() -> None:
     """From now on, remember every code library Numba finalizes (compiled or loaded from cache)."""
-    global _recording
-    if _recording:
-        return
     from numba.core import codegen
     finalize = codegen.CPUCodeLibrary._finalize_final_module
+    if hasattr(finalize, "original"):  # recording already
+        return
 
     def remembered(library):
         _libraries.add(library)
         return finalize(library)
     remembered.original = finalize
     codegen.CPUCodeLibrary._finalize_final_module = remembered
-    _recording = True
 
 
 def stop() -> None:
     """Stops remembering libraries (those remembered stay in the map)."""
-    global _recording
     from numba.core import codegen
     method = codegen.CPUCodeLibrary._finalize_final_module
     codegen.CPUCodeLibrary._finalize_final_module = getattr(method, "original", method)
-    _recording = False
 
 
 def _functions(library):
