@@ -17,10 +17,12 @@ import ctypes
 
 import llvmlite.binding as ll
 from llvmlite import ir
-from numba import cfunc, types
+from numba import types
 from numba.core import cgutils
 from numba.core.errors import TypingError
 from numba.extending import intrinsic
+
+from ..runtime.cfunc_cache import cached_cfunc
 
 RUNNER = "blade_parallel_for"
 _cells = {}
@@ -46,7 +48,7 @@ def task_cell(symbol: str) -> ctypes.c_int64:
 def compile_task(signature, function, symbol: str):
     """``function`` compiled (or loaded from Numba's cache) as a cfunc of ``signature``, its
     address stored in ``task_cell(symbol)``; the caller keeps the cfunc alive."""
-    compiled = cfunc(signature, cache=True, nogil=True)(function)
+    compiled = cached_cfunc(signature, nogil=True)(function)
     task_cell(symbol).value = compiled.address
     return compiled
 

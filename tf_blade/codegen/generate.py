@@ -556,12 +556,13 @@ def _native_entry(spec, out_meta, deferred, direct, steps, outs, em, used) -> Li
     ``em``: the cluster module's, for the constants and kernels of those."""
     lines = [
         "",
-        "from numba import carray, cfunc",
+        "from numba import carray",
         "from tf_blade.runtime.abi import ENTRY_SIG, MAX_RANK, call_alloc, copy_to, ptr_from_int",
         "from tf_blade.kernels.strings import TSTRING_BYTES",
+        "from tf_blade.runtime.cfunc_cache import cached_cfunc",
         "",
         "",
-        "@cfunc(ENTRY_SIG, cache=True)",
+        "@cached_cfunc(ENTRY_SIG)",
         "def entry(in_ptrs, in_shapes, ctx, alloc, errbuf):",
         "    err = carray(errbuf, (1024,))",
     ]

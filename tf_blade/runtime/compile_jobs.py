@@ -48,12 +48,9 @@ def missing_from_cache(signature, function) -> bool:
     """Whether Numba's disk cache lacks the cfunc of ``function`` for ``signature`` (False when it
     cannot tell). Reads the function's cache index only: Numba has no public check, so this uses
     the attributes its own load goes through (``Cache._index_key``, the index file)."""
-    from numba.core import sigutils
-    from numba.core.ccallback import CFunc
+    from .cfunc_cache import new_cfunc
     try:
-        args, return_type = sigutils.normalize_signature(signature)
-        compiled = CFunc(function, (args, return_type), locals={}, options={"nogil": True})
-        compiled.enable_caching()
+        compiled = new_cfunc(function, signature, {"nogil": True})
         cache = compiled._cache
         key = cache._index_key(compiled._sig, compiled._targetdescr.target_context.codegen())
         return key not in cache._cache_file._load_index()
