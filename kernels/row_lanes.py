@@ -1,4 +1,5 @@
-"""Up to four table rows added LANES elements at a time, in LLVM vector registers.
+"""Table rows added LANES elements at a time, in LLVM vector registers: up to four (pool_lanes) or
+a whole longer run (pool_run_lanes).
 
 reduce_runs pools most multi-hot rows (1..4 ids) in a loop over the row's width. Numba cannot tell
 LLVM that the output and the table never overlap, so that loop was compiled with run-time overlap
@@ -10,6 +11,7 @@ had the same loop, summing into a scratch row copied out: 26 columns of [512, 4]
 """
 from llvmlite import ir
 from numba import types
+from numba.core import cgutils
 from numba.core.errors import TypingError
 from numba.extending import intrinsic
 
@@ -67,3 +69,61 @@ pool_lanes = _pooler("pool_lanes", from_zero=False)
 # The same from +0.0 and divided by ``scale`` (TF's Mean over the middle axis of a gather, and
 # its Sum with scale 1: x / 1 is x): ((((+0.0 + table[a]) + table[b]) + ...) / scale (pool_rows).
 pool_lanes_from_zero = _pooler("pool_lanes_from_zero", from_zero=True)
+
+
+@intrinsic
+def pool_run_lanes(typingctx, out, seg, out_column, table, rows, start, first_end, end, how, scale, column):
+    """A run of more than four rows, lanes ``column``.. of ``table`` (LANES elements), in TF's order for
+    long segments (sparse_segment_reduction.py): acc = table[rows[start]], plus each row to
+    ``first_end``, plus each block of eight after it summed on its own; stored into out[seg,
+    out_column..] as it is (``how`` 0), times ``scale`` (1) or divided by it (2). The loops are
+    written here, the sums kept in registers: as Numba loops over a scratch row they were ~1.1 s
+    of reduce_runs' 2 s cold compile (LLVM vectorizing each behind run-time overlap checks). The
+    caller keeps every index in bounds and end - first_end a multiple of 8."""
+    for array in (out, table):
+        if not (isinstance(array, types.Array) and array.ndim == 2 and array.layout == "C"
+                and isinstance(array.dtype, types.Float)):
+            raise TypingError(f"pool_run_lanes: needs 2-D C-ordered float arrays, got {array}")
+    if not (isinstance(rows, types.Array) and rows.ndim == 1 and isinstance(rows.dtype, types.Integer)):
+        raise TypingError(f"pool_run_lanes: rows must be a 1-D integer array, got {rows}")
+
+    def codegen(context, builder, sig, args):
+        intp = context.get_value_type(types.intp)
+        element = context.get_value_type(sig.args[3].dtype)
+        vector = ir.VectorType(element, LANES)
+        align = context.get_abi_sizeof(element)  # unaligned loads and stores
+
+        def index(k):
+            return context.cast(builder, args[k], sig.args[k], types.intp)
+        rows_type = sig.args[4]
+        row_ids = context.make_array(rows_type)(context, builder, args[4])
+        lane = index(10)
+
+        def load_row(k):  # table[rows[k], lane:lane + LANES]
+            row = builder.load(cgutils.get_item_pointer(context, builder, rows_type, row_ids, [k]))
+            row = context.cast(builder, row, rows_type.dtype, types.intp)
+            return builder.load(_lanes_at(context, builder, sig.args[3], args[3], row, lane, vector), align=align)
+
+        first, first_end, end = index(5), index(6), index(7)
+        acc = cgutils.alloca_once(builder, vector)
+        tmp = cgutils.alloca_once(builder, vector)
+        builder.store(load_row(first), acc)
+        with cgutils.for_range_slice(builder, builder.add(first, ir.Constant(intp, 1)), first_end,
+                                     ir.Constant(intp, 1)) as (k, _):
+            builder.store(builder.fadd(builder.load(acc), load_row(k)), acc)
+        with cgutils.for_range_slice(builder, first_end, end, ir.Constant(intp, 8)) as (b, _):
+            builder.store(load_row(b), tmp)
+            for j in range(1, 8):
+                builder.store(builder.fadd(builder.load(tmp), load_row(builder.add(b, ir.Constant(intp, j)))), tmp)
+            builder.store(builder.fadd(builder.load(acc), builder.load(tmp)), acc)
+        total = builder.load(acc)
+        s = context.cast(builder, args[9], sig.args[9], sig.args[3].dtype)
+        lanes = builder.insert_element(ir.Constant(vector, ir.Undefined), s, ir.Constant(ir.IntType(32), 0))
+        lanes = builder.shuffle_vector(lanes, lanes, ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES))
+        how_ = index(8)
+        scaled = builder.select(builder.icmp_signed("==", how_, ir.Constant(intp, 1)), builder.fmul(total, lanes),
+                                builder.fdiv(total, lanes))
+        result = builder.select(builder.icmp_signed("==", how_, ir.Constant(intp, 0)), total, scaled)
+        builder.store(result, _lanes_at(context, builder, sig.args[0], args[0], index(1), index(2), vector), align=align)
+        return context.get_dummy_value()
+    return types.none(out, seg, out_column, table, rows, start, first_end, end, how, scale, column), codegen

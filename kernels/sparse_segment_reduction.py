@@ -10,8 +10,7 @@ from numba import njit
 
 from .errors import INT64_MAX, out_of_memory, set_error
 from .prefetch import PREFETCH_IDS, prefetch_row
-from .reduce import add_rows
-from .row_lanes import LANES, pool_lanes
+from .row_lanes import LANES, pool_lanes, pool_run_lanes
 
 SUM, MEAN, SQRTN = 0, 1, 2
 NO_NUM_SEGMENTS = -(1 << 62)  # num_segments for the ops without it (TF reads it as int32, so
@@ -23,16 +22,14 @@ def reduce_runs(data, rows, starts, targets, mode, out, column):
     """out[targets[q], column:column + width] = reduce(data[rows[k]] for k in starts[q]..starts[q+1]-1),
     for every run q, in TF's order. Shared by SparseSegment* and the fused embedding bags (a
     feature layer's column starts at ``column`` of its output). One loop nest on purpose: a helper
-    call per run made this 6x slower (Numba passes and refcounts every array); add_rows is inlined
-    and takes whole arrays and row numbers, no views. Runs of up to 4 rows (most multi-hot rows)
-    are added LANES elements at a time (row_lanes.py); a longer run is summed in a contiguous
-    buffer and stored once. ``out`` is C-ordered."""
+    call per run made this 6x slower (Numba passes and refcounts every array). Rows are added
+    LANES elements at a time (row_lanes.py): runs of up to 4 rows (most multi-hot rows) by
+    pool_lanes, longer ones by pool_run_lanes, each summed in registers and stored once; the last
+    width % LANES elements one at a time. ``out`` is C-ordered."""
     data = np.ascontiguousarray(data)  # the lanes read rows as vectors (no copy of a C-ordered table)
     width = data.shape[1]
     lanes_end = width - width % LANES
-    scratch = np.empty(2 * width + 1, data.dtype)  # one allocation: a feature layer calls this per column and block
-    acc, tmp = scratch[:width], scratch[width:2 * width]
-    scalar = scratch[2 * width:]  # rounds n and sqrt(n) to the data's precision, as static_cast<T>
+    scalar = np.empty(1, data.dtype)  # rounds n and sqrt(n) to the data's precision, as static_cast<T>
     ahead = starts[0]  # rows before this one have been prefetched (prefetch.py)
     last = starts[targets.shape[0]]
     for q in range(targets.shape[0]):
@@ -77,31 +74,22 @@ def reduce_runs(data, rows, starts, targets, mode, out, column):
                 for c in range(lanes_end, width):
                     out[seg, column + c] = (((data[first, c] + data[a, c]) + data[b, c]) + data[d, c]) * s
             continue
-        for c in range(width):
-            acc[c] = data[first, c]
-        r = num & 7
+        r = num & 7  # the first block's rows (TF's order, module doc)
         if r < 2:
             r += 8
-        for k in range(start + 1, start + r, 4):
-            n = min(4, start + r - k)
-            add_rows(acc, data, n, rows[k], rows[k + min(1, n - 1)], rows[k + min(2, n - 1)], rows[k + n - 1], False)
-        for b in range(start + r, end, 8):
-            first = rows[b]
-            for c in range(width):
-                tmp[c] = data[first, c]
-            add_rows(tmp, data, 4, rows[b + 1], rows[b + 2], rows[b + 3], rows[b + 4], False)
-            add_rows(tmp, data, 3, rows[b + 5], rows[b + 6], rows[b + 7], rows[b + 7], False)
-            for c in range(width):
-                acc[c] += tmp[c]
-        if mode == SUM:
-            for c in range(width):
-                out[seg, column + c] = acc[c]
-        elif num < 10:
-            for c in range(width):
-                out[seg, column + c] = acc[c] * s
-        else:
-            for c in range(width):
-                out[seg, column + c] = acc[c] / s
+        how = 0 if mode == SUM else (1 if num < 10 else 2)
+        for c0 in range(0, lanes_end, LANES):
+            pool_run_lanes(out, seg, column + c0, data, rows, start, start + r, end, how, s, c0)
+        for c in range(lanes_end, width):  # the same sums, an element at a time
+            x = data[first, c]
+            for k in range(start + 1, start + r):
+                x += data[rows[k], c]
+            for b in range(start + r, end, 8):
+                t = data[rows[b], c]
+                for j in range(b + 1, b + 8):
+                    t += data[rows[j], c]
+                x += t
+            out[seg, column + c] = x if how == 0 else (x * s if how == 1 else x / s)
 
 
 @njit(cache=True, nogil=True)
