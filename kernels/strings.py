@@ -21,11 +21,12 @@ tstring itself, count) and VIEW (size_t size, const char* ptr, owner).
 import struct
 
 import numpy as np
+from llvmlite import ir
 from numba import carray, njit, types
 from numba.core.errors import TypingError
-from numba.extending import overload
+from numba.extending import intrinsic, overload
 
-from ..runtime.abi import address, load32, load64, ptr_from_int
+from ..runtime.abi import ptr_from_int
 from .errors import set_error
 
 TSTRING_BYTES = 24
@@ -62,28 +63,54 @@ def string_at(offsets, data, i):
     raise NotImplementedError("string_at is compiled into kernels (numba.extending.overload)")
 
 
+@intrinsic
+def _tstring_span(typingctx, raw, i):
+    """(address, size) of tstring ``i`` of ``raw`` (uint8, TSTRING_BYTES a string). SMALL (most
+    feature strings) is the branch expected; for the other kinds every field one could use is read
+    (all lie in the tstring's 24 bytes) and the kind picks. Written in LLVM IR: as Numba code,
+    inlined into every loop over strings, its decoding took ~0.5 s of hash_rows' cold compile.
+    An OFFSET string's bytes lie at the tstring's own address plus the offset: maybe past this
+    buffer."""
+    if not (isinstance(raw, types.Array) and raw.ndim == 1 and raw.dtype == types.uint8
+            and isinstance(i, types.Integer)):
+        return None
+
+    def codegen(context, builder, sig, args):
+        i64, i32, i8 = ir.IntType(64), ir.IntType(32), ir.IntType(8)
+        data = builder.ptrtoint(context.make_array(sig.args[0])(context, builder, args[0]).data, i64)
+        index = context.cast(builder, args[1], sig.args[1], types.int64)
+        at = builder.add(data, builder.mul(index, ir.Constant(i64, TSTRING_BYTES)))
+
+        def field(offset, kind):  # an unaligned read at the tstring's byte ``offset``
+            return builder.load(builder.inttoptr(builder.add(at, ir.Constant(i64, offset)), kind.as_pointer()), align=1)
+        head = field(0, i8)
+        kind = builder.and_(head, ir.Constant(i8, 3))
+        two = ir.Constant(i64, 2)
+        with builder.if_else(builder.icmp_unsigned("==", kind, ir.Constant(i8, _SMALL)), likely=True) as (small, other):
+            with small:  # size in byte 0, the bytes inline from byte 1
+                small_size, small_ptr = builder.lshr(builder.zext(head, i64), two), builder.add(at, ir.Constant(i64, 1))
+                small_block = builder.basic_block
+            with other:  # OFFSET: uint32 size, offset; LARGE: size_t size, cap, ptr; VIEW: size, ptr
+                offset = builder.icmp_unsigned("==", kind, ir.Constant(i8, _OFFSET))
+                other_size = builder.select(offset, builder.lshr(builder.zext(field(0, i32), i64), two),
+                                            builder.lshr(field(0, i64), two))
+                large = builder.icmp_unsigned("==", kind, ir.Constant(i8, _LARGE))
+                other_ptr = builder.select(offset, builder.add(at, builder.zext(field(4, i32), i64)),
+                                           builder.select(large, field(16, i64), field(8, i64)))
+                other_block = builder.basic_block
+        size, ptr = builder.phi(i64), builder.phi(i64)
+        for phi, one, two_ in ((size, small_size, other_size), (ptr, small_ptr, other_ptr)):
+            phi.add_incoming(one, small_block)
+            phi.add_incoming(two_, other_block)
+        return context.make_tuple(builder, sig.return_type, [ptr, size])
+    return types.UniTuple(types.int64, 2)(raw, i), codegen
+
+
 @njit(cache=True, nogil=True, inline="always")
-def _tstring_size(raw, at, kind):
-    if kind == _SMALL:
-        return np.int64(raw[at] >> 2)
-    if kind == _OFFSET:
-        return np.int64(load32(address(raw) + at) >> np.uint64(2))
-    return np.int64(load64(address(raw) + at) >> np.uint64(2))
-
-
-@njit(cache=True, nogil=True, inline="always")  # one call per string otherwise: 8% of a hash column
 def _tstring_at(raw, i):
     # Every kind comes back as a pointer view (no owner): returning ``raw`` itself for SMALL made
     # Numba take and drop a reference on it per string, two atomics that were 3/4 of a hash column.
-    at = i * TSTRING_BYTES
-    kind = raw[at] & 3
-    size = _tstring_size(raw, at, kind)
-    if kind == _SMALL:
-        ptr = address(raw) + at + 1
-    elif kind == _OFFSET:  # bytes at the tstring's own address + offset: maybe past this buffer
-        ptr = address(raw) + at + np.int64(load32(address(raw) + at + 4))
-    else:
-        ptr = np.int64(load64(address(raw) + at + (16 if kind == _LARGE else 8)))  # LARGE: size, cap, ptr; VIEW: size, ptr
+    ptr, size = _tstring_span(raw, i)
     return carray(ptr_from_int(ptr, np.uint8), (size,)), 0, size
 
 
@@ -110,7 +137,7 @@ def _string_length_impl(offsets, data, i):
     if not isinstance(offsets, types.Array) or offsets.ndim != 1:
         raise TypingError("string_length: offsets must be a 1-D array")
     if offsets.dtype == types.uint8:
-        return lambda offsets, data, i: _tstring_size(offsets, i * TSTRING_BYTES, offsets[i * TSTRING_BYTES] & 3)
+        return lambda offsets, data, i: _tstring_span(offsets, i)[1]
     return lambda offsets, data, i: offsets[i + 1] - offsets[i]
 
 
