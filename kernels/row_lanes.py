@@ -73,8 +73,8 @@ pool_lanes_from_zero = _pooler("pool_lanes_from_zero", from_zero=True)
 
 @intrinsic
 def pool_run_lanes(typingctx, out, seg, out_column, table, rows, start, first_end, end, how, scale, column):
-    """A run of more than four rows, lanes ``column``.. of ``table`` (LANES elements), in TF's order for
-    long segments (sparse_segment_reduction.py): acc = table[rows[start]], plus each row to
+    """A run of more than four rows, lanes ``column``.. of ``table`` (LANES elements), in TF's
+    order for long segments (sparse_segment_reduction.py): acc = table[rows[start]], plus each row to
     ``first_end``, plus each block of eight after it summed on its own; stored into out[seg,
     out_column..] as it is (``how`` 0), times ``scale`` (1) or divided by it (2). The loops are
     written here, the sums kept in registers: as Numba loops over a scratch row they were ~1.1 s
@@ -120,10 +120,10 @@ def pool_run_lanes(typingctx, out, seg, out_column, table, rows, start, first_en
         s = context.cast(builder, args[9], sig.args[9], sig.args[3].dtype)
         lanes = builder.insert_element(ir.Constant(vector, ir.Undefined), s, ir.Constant(ir.IntType(32), 0))
         lanes = builder.shuffle_vector(lanes, lanes, ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES))
-        how_ = index(8)
-        scaled = builder.select(builder.icmp_signed("==", how_, ir.Constant(intp, 1)), builder.fmul(total, lanes),
-                                builder.fdiv(total, lanes))
-        result = builder.select(builder.icmp_signed("==", how_, ir.Constant(intp, 0)), total, scaled)
+        how_to_scale = index(8)
+        scaled = builder.select(builder.icmp_signed("==", how_to_scale, ir.Constant(intp, 1)),
+                                builder.fmul(total, lanes), builder.fdiv(total, lanes))
+        result = builder.select(builder.icmp_signed("==", how_to_scale, ir.Constant(intp, 0)), total, scaled)
         builder.store(result, _lanes_at(context, builder, sig.args[0], args[0], index(1), index(2), vector), align=align)
         return context.get_dummy_value()
     return types.none(out, seg, out_column, table, rows, start, first_end, end, how, scale, column), codegen
