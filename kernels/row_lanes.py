@@ -27,14 +27,28 @@ def _lanes_at(context, builder, array_type, array, row, column, vector):
     return builder.bitcast(builder.gep(builder.bitcast(view.data, byte), [offset]), vector.as_pointer())
 
 
+def _splat(builder, value, vector):
+    """``value`` in every lane of ``vector``."""
+    lanes = builder.insert_element(ir.Constant(vector, ir.Undefined), value, ir.Constant(ir.IntType(32), 0))
+    return builder.shuffle_vector(lanes, lanes, ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES))
+
+
+def _check_arrays(name, out, table):
+    """Both 2-D, C-ordered, of one float dtype: the lanes are read and written as that dtype's vectors."""
+    for array in (out, table):
+        if not (isinstance(array, types.Array) and array.ndim == 2 and array.layout == "C"
+                and isinstance(array.dtype, types.Float)):
+            raise TypingError(f"{name}: needs 2-D C-ordered float arrays, got {array}")
+    if out.dtype != table.dtype:
+        raise TypingError(f"{name}: the output's dtype {out.dtype} is not the table's {table.dtype}")
+
+
 def _pooler(name, from_zero):
     """The intrinsic ``name``: see pool_lanes and pool_lanes_from_zero."""
     def typer(typingctx, out, seg, out_column, table, a, b, c, d, n, scale, column):
         if not isinstance(n, types.IntegerLiteral) or not 1 <= n.literal_value <= 4:
             return None
-        for array in (out, table):
-            if not (isinstance(array, types.Array) and array.ndim == 2 and array.layout == "C"):
-                raise TypingError(f"{name}: needs 2-D C-ordered arrays, got {array}")
+        _check_arrays(name, out, table)
         count = n.literal_value
 
         def codegen(context, builder, sig, args):
@@ -50,9 +64,7 @@ def _pooler(name, from_zero):
                 v = builder.load(_lanes_at(context, builder, sig.args[3], table_, index(k), index(10), vector), align=align)
                 total = v if total is None else builder.fadd(total, v)
             if from_zero or count > 1:
-                s = context.cast(builder, scale_, sig.args[9], sig.args[3].dtype)
-                lanes = builder.insert_element(ir.Constant(vector, ir.Undefined), s, ir.Constant(ir.IntType(32), 0))
-                lanes = builder.shuffle_vector(lanes, lanes, ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES))
+                lanes = _splat(builder, context.cast(builder, scale_, sig.args[9], sig.args[3].dtype), vector)
                 total = builder.fdiv(total, lanes) if from_zero else builder.fmul(total, lanes)
             builder.store(total, _lanes_at(context, builder, sig.args[0], out_, index(1), index(2), vector), align=align)
             return context.get_dummy_value()
@@ -80,10 +92,7 @@ def pool_run_lanes(typingctx, out, seg, out_column, table, rows, start, first_en
     written here, the sums kept in registers: as Numba loops over a scratch row they were ~1.1 s
     of reduce_runs' 2 s cold compile (LLVM vectorizing each behind run-time overlap checks). The
     caller keeps every index in bounds and end - first_end a multiple of 8."""
-    for array in (out, table):
-        if not (isinstance(array, types.Array) and array.ndim == 2 and array.layout == "C"
-                and isinstance(array.dtype, types.Float)):
-            raise TypingError(f"pool_run_lanes: needs 2-D C-ordered float arrays, got {array}")
+    _check_arrays("pool_run_lanes", out, table)
     if not (isinstance(rows, types.Array) and rows.ndim == 1 and isinstance(rows.dtype, types.Integer)):
         raise TypingError(f"pool_run_lanes: rows must be a 1-D integer array, got {rows}")
 
@@ -97,29 +106,27 @@ def pool_run_lanes(typingctx, out, seg, out_column, table, rows, start, first_en
             return context.cast(builder, args[k], sig.args[k], types.intp)
         rows_type = sig.args[4]
         row_ids = context.make_array(rows_type)(context, builder, args[4])
-        lane = index(10)
+        column_ = index(10)
 
-        def load_row(k):  # table[rows[k], lane:lane + LANES]
+        def load_row(k):  # table[rows[k], column:column + LANES]
             row = builder.load(cgutils.get_item_pointer(context, builder, rows_type, row_ids, [k]))
             row = context.cast(builder, row, rows_type.dtype, types.intp)
-            return builder.load(_lanes_at(context, builder, sig.args[3], args[3], row, lane, vector), align=align)
+            return builder.load(_lanes_at(context, builder, sig.args[3], args[3], row, column_, vector), align=align)
 
-        first, first_end, end = index(5), index(6), index(7)
+        start_, first_end, end_ = index(5), index(6), index(7)  # positions in rows
         acc = cgutils.alloca_once(builder, vector)
         tmp = cgutils.alloca_once(builder, vector)
-        builder.store(load_row(first), acc)
-        with cgutils.for_range_slice(builder, builder.add(first, ir.Constant(intp, 1)), first_end,
+        builder.store(load_row(start_), acc)
+        with cgutils.for_range_slice(builder, builder.add(start_, ir.Constant(intp, 1)), first_end,
                                      ir.Constant(intp, 1)) as (k, _):
             builder.store(builder.fadd(builder.load(acc), load_row(k)), acc)
-        with cgutils.for_range_slice(builder, first_end, end, ir.Constant(intp, 8)) as (b, _):
+        with cgutils.for_range_slice(builder, first_end, end_, ir.Constant(intp, 8)) as (b, _):
             builder.store(load_row(b), tmp)
             for j in range(1, 8):
                 builder.store(builder.fadd(builder.load(tmp), load_row(builder.add(b, ir.Constant(intp, j)))), tmp)
             builder.store(builder.fadd(builder.load(acc), builder.load(tmp)), acc)
         total = builder.load(acc)
-        s = context.cast(builder, args[9], sig.args[9], sig.args[3].dtype)
-        lanes = builder.insert_element(ir.Constant(vector, ir.Undefined), s, ir.Constant(ir.IntType(32), 0))
-        lanes = builder.shuffle_vector(lanes, lanes, ir.Constant(ir.VectorType(ir.IntType(32), LANES), [0] * LANES))
+        lanes = _splat(builder, context.cast(builder, args[9], sig.args[9], sig.args[3].dtype), vector)
         how_to_scale = index(8)
         scaled = builder.select(builder.icmp_signed("==", how_to_scale, ir.Constant(intp, 1)),
                                 builder.fmul(total, lanes), builder.fdiv(total, lanes))

@@ -81,8 +81,8 @@ def _tstring_span(typingctx, raw, i):
         index = context.cast(builder, args[1], sig.args[1], types.int64)
         at = builder.add(data, builder.mul(index, ir.Constant(i64, TSTRING_BYTES)))
 
-        def field(offset, kind):  # an unaligned read at the tstring's byte ``offset``
-            return builder.load(builder.inttoptr(builder.add(at, ir.Constant(i64, offset)), kind.as_pointer()), align=1)
+        def field(offset, ty):  # an unaligned read of type ``ty`` at the tstring's byte ``offset``
+            return builder.load(builder.inttoptr(builder.add(at, ir.Constant(i64, offset)), ty.as_pointer()), align=1)
         head = field(0, i8)
         kind = builder.and_(head, ir.Constant(i8, 3))
         two = ir.Constant(i64, 2)
@@ -91,12 +91,12 @@ def _tstring_span(typingctx, raw, i):
                 small_size, small_ptr = builder.lshr(builder.zext(head, i64), two), builder.add(at, ir.Constant(i64, 1))
                 small_block = builder.basic_block
             with other:  # OFFSET: uint32 size, offset; LARGE: size_t size, cap, ptr; VIEW: size, ptr
-                offset = builder.icmp_unsigned("==", kind, ir.Constant(i8, _OFFSET))
-                other_size = builder.select(offset, builder.lshr(builder.zext(field(0, i32), i64), two),
+                is_offset = builder.icmp_unsigned("==", kind, ir.Constant(i8, _OFFSET))
+                other_size = builder.select(is_offset, builder.lshr(builder.zext(field(0, i32), i64), two),
                                             builder.lshr(field(0, i64), two))
-                large = builder.icmp_unsigned("==", kind, ir.Constant(i8, _LARGE))
-                other_ptr = builder.select(offset, builder.add(at, builder.zext(field(4, i32), i64)),
-                                           builder.select(large, field(16, i64), field(8, i64)))
+                is_large = builder.icmp_unsigned("==", kind, ir.Constant(i8, _LARGE))
+                other_ptr = builder.select(is_offset, builder.add(at, builder.zext(field(4, i32), i64)),
+                                           builder.select(is_large, field(16, i64), field(8, i64)))
                 other_block = builder.basic_block
         size, ptr = builder.phi(i64), builder.phi(i64)
         for phi, if_small, if_other in ((size, small_size, other_size), (ptr, small_ptr, other_ptr)):

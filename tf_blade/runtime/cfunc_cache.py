@@ -3,15 +3,19 @@
 Numba refreshes its target context before every load from its cache. The first refresh imports
 ~60 of Numba's modules and installs their typing and lowering registries: ~0.1 s of a warm
 optimize() of criteo-fc (0.57 -> 0.47 s, fresh processes in turn). The registries serve
-compiling. Cached machine code needs only the C symbols it links to, and in Numba 0.68 the
-context's start installs all of them but two sets: the NRT's (``rtsys.initialize``, which the
-refresh calls) and the hash secrets (installed when ``numba.cpython.hashing`` is imported, which
-the refresh does). A symbol missing at link time aborts the process ("LLVM ERROR: Symbol not
-found"), so this path is limited to the Numba versions checked for it;
-tests/test_cfunc_cache.py checks that, after ``prepare_load``, a refresh adds no symbol.
-A function missing from the cache still refreshes before it compiles, as Numba would.
-Private names used: ``Cache._load_overload`` and ``CFunc._cache``, as
-compile_jobs.missing_from_cache uses them.
+compiling. Cached machine code needs only the C symbols it links to. In Numba 0.68 the context's
+start installs all of them but two sets: the NRT's (``rtsys.initialize``, which the refresh
+calls) and the hash secrets (installed when ``numba.cpython.hashing`` is imported, which the
+refresh does). Numba's parallel layer, which generated code may link to, is launched by
+tf_blade/runtime/threads.py before any generated module loads. A symbol missing at link time
+aborts the process ("LLVM ERROR: Symbol not found"), so this path is limited to the Numba
+versions checked for it: tests/test_cfunc_cache.py checks that, after ``prepare_load``, a
+refresh installs no symbol. A function missing from the cache compiles, and Numba's compile
+refreshes first.
+
+The load replaces the public ``load_overload`` of the CFunc's cache (its private ``_cache``) with
+one calling its private ``_load_overload``; it leaves out Numba's guard against spurious I/O
+errors, which acts on Windows only.
 """
 import importlib
 
@@ -48,10 +52,7 @@ def cached_cfunc(signature, **options):
 
             def load(sig, target_context):
                 prepare_load(target_context)
-                loaded = cache._load_overload(sig, target_context)
-                if loaded is None:
-                    target_context.refresh()  # it compiles next
-                return loaded
+                return cache._load_overload(sig, target_context)
 
             cache.load_overload = load
         compiled.compile()
