@@ -26,7 +26,7 @@ from numba import carray, njit, types
 from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload
 
-from ..runtime.abi import ptr_from_int
+from ..runtime.abi import data_address, load_unaligned, ptr_from_int
 from .errors import set_error
 
 TSTRING_BYTES = 24
@@ -77,12 +77,12 @@ def _tstring_span(typingctx, raw, i):
 
     def codegen(context, builder, sig, args):
         i64, i32, i8 = ir.IntType(64), ir.IntType(32), ir.IntType(8)
-        data = builder.ptrtoint(context.make_array(sig.args[0])(context, builder, args[0]).data, i64)
+        data = data_address(context, builder, sig.args[0], args[0])
         index = context.cast(builder, args[1], sig.args[1], types.int64)
         at = builder.add(data, builder.mul(index, ir.Constant(i64, TSTRING_BYTES)))
 
-        def field(offset, ty):  # an unaligned read of type ``ty`` at the tstring's byte ``offset``
-            return builder.load(builder.inttoptr(builder.add(at, ir.Constant(i64, offset)), ty.as_pointer()), align=1)
+        def field(offset, ty):  # the ``ty`` at the tstring's byte ``offset``
+            return load_unaligned(builder, builder.add(at, ir.Constant(i64, offset)), ty)
         head = field(0, i8)
         kind = builder.and_(head, ir.Constant(i8, 3))
         two = ir.Constant(i64, 2)

@@ -96,6 +96,18 @@ def copy_to(typingctx, addr, array):
 # Memory by address: kernels that read bytes (hashes, tstring headers) take int64 addresses and
 # these loads, which type at once; Numba-level inline helpers over byte arrays re-typed every
 # inlined copy (farmhash.py, strings.py).
+def data_address(context, builder, array_type, array):
+    """Codegen: the int64 address of ``array``'s first byte."""
+    data = cgutils.create_struct_proxy(array_type)(context, builder, value=array).data
+    return builder.ptrtoint(data, ir.IntType(64))
+
+
+def load_unaligned(builder, addr, ty):
+    """Codegen: the value of LLVM type ``ty`` at int64 address ``addr`` (unaligned: strings and
+    tstring headers start anywhere)."""
+    return builder.load(builder.inttoptr(addr, ty.as_pointer()), align=1)
+
+
 @intrinsic
 def address(typingctx, arr):
     """The int64 address of a 1-D array's first byte."""
@@ -103,8 +115,7 @@ def address(typingctx, arr):
         return None
 
     def codegen(context, builder, sig, args):
-        data = cgutils.create_struct_proxy(sig.args[0])(context, builder, value=args[0]).data
-        return builder.ptrtoint(data, ir.IntType(64))
+        return data_address(context, builder, sig.args[0], args[0])
 
     return types.int64(arr), codegen
 
@@ -117,8 +128,7 @@ def _loader(bits):
             return None
 
         def codegen(context, builder, sig, args):
-            ptr = builder.inttoptr(args[0], ir.IntType(bits).as_pointer())
-            value = builder.load(ptr, align=1)  # unaligned: strings start anywhere
+            value = load_unaligned(builder, args[0], ir.IntType(bits))
             return value if bits == 64 else builder.zext(value, ir.IntType(64))
 
         return types.uint64(addr), codegen
