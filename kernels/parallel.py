@@ -177,38 +177,62 @@ def _mismatch(what, given, wanted):
                        "result differs from the dtype and rank its spec declares)")
 
 
-def task_caller(result_type, args_type=None):
+def _result_slot(context, result_type):
+    """The LLVM type a task's result is stored in: the value, then a byte the writer sets to 1."""
+    return ir.LiteralStructType([context.get_value_type(result_type), ir.IntType(8)])
+
+
+def task_caller(result_type, args_type=None, raised=None):
     """An intrinsic ``call(fn, args)``: fn(&args, &result) on this thread, for a task that stores
     its ``result_type`` value there (``result_writer``); returns that value (the task's reference,
     handed over). ``args`` is borrowed, as for run_blocks; with ``args_type`` it is cast to that
     (``_castable``), the tuple the task reads. The result starts zeroed: a task that fails (sets
     err) returns without writing it, and the caller gets empty arrays that own nothing (a null
-    meminfo, which NRT's incref and decref skip)."""
+    meminfo, which NRT's incref and decref skip).
+
+    A cfunc that raises prints the exception and returns, so its result is not written either.
+    With ``raised`` (a message), that case writes the message into the task's error buffer, the
+    last of ``args``, unless the task wrote an error of its own."""
     @intrinsic
     def call(typingctx, fn, args):
         if not isinstance(fn, types.Integer) or not isinstance(args, types.BaseTuple):
             return None
         if args_type is not None and not _castable(args, args_type):
             raise _mismatch("arguments", args, args_type)
+        if raised is not None and not (len(args) and isinstance(args[-1], types.Array) and args[-1].dtype == types.uint8):
+            raise TypingError(f"tf_blade: a task whose exceptions fail it takes its error buffer last, not {args}")
 
         def codegen(context, builder, sig, llargs):
             address, value = llargs
             if args_type is not None:
                 value = _cast(context, builder, args, args_type, value)
             i8p = ir.IntType(8).as_pointer()
-            result = cgutils.alloca_once(builder, context.get_value_type(result_type), zfill=True)
+            slot = cgutils.alloca_once(builder, _result_slot(context, result_type), zfill=True)
             task = builder.inttoptr(address, ir.FunctionType(ir.VoidType(), [i8p, i8p]).as_pointer())
-            builder.call(task, [_on_stack(builder, value), builder.bitcast(result, i8p)])
-            return builder.load(result)
+            builder.call(task, [_on_stack(builder, value), builder.bitcast(slot, i8p)])
+            if raised is not None:
+                written = builder.load(cgutils.gep_inbounds(builder, slot, 0, 1))
+                with builder.if_then(cgutils.is_null(builder, written), likely=False):
+                    err = builder.extract_value(llargs[1], len(args) - 1)
+                    context.compile_internal(builder, _fail_raised(raised), types.void(args[-1]), [err])
+            return builder.load(cgutils.gep_inbounds(builder, slot, 0, 0))
 
         return result_type(fn, args), codegen
     return call
 
 
+def _fail_raised(message):
+    from .errors import set_error
+
+    def fail(err):
+        set_error(err, message)  # a no-op when the task failed with an error of its own
+    return fail
+
+
 def result_writer(result_type):
     """An intrinsic ``write(ptr, value)``: stores a task's ``result_type`` value (or one castable
     to it, ``_castable``) where its caller (``task_caller``) reads it, with a reference of its own
-    for the caller."""
+    for the caller, and marks it written."""
     @intrinsic
     def write(typingctx, ptr, value):
         if ptr != types.voidptr:
@@ -217,10 +241,11 @@ def result_writer(result_type):
             raise _mismatch("a result", value, result_type)
 
         def codegen(context, builder, sig, llargs):
-            llty = context.get_value_type(result_type)
             stored = _cast(context, builder, value, result_type, llargs[1])
             context.nrt.incref(builder, result_type, stored)
-            builder.store(stored, builder.bitcast(llargs[0], llty.as_pointer()))
+            slot = builder.bitcast(llargs[0], _result_slot(context, result_type).as_pointer())
+            builder.store(stored, cgutils.gep_inbounds(builder, slot, 0, 0))
+            builder.store(ir.Constant(ir.IntType(8), 1), cgutils.gep_inbounds(builder, slot, 0, 1))
             return context.get_dummy_value()
 
         return types.none(ptr, value), codegen

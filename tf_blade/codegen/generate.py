@@ -105,25 +105,21 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
         f"ARGS = types.Tuple(({''.join(t + ', ' for t in arg_types)}))",
         f"RESULT = types.Tuple(({''.join(t + ', ' for t in result_types)}))",
         "_read_args, _write_result = k_parallel.args_reader(ARGS), k_parallel.result_writer(RESULT)",
-        "run_task = k_parallel.task_caller(RESULT, ARGS)",
+        f"run_task = k_parallel.task_caller(RESULT, ARGS, raised=\"{OOM_PREFIX} a tensor in a fused kernel, which raised "
+        "(a size beyond memory)\")",
         'SYMBOL = "tf_blade_task_" + __name__  # the cell holding the task\'s address',
         "task_address = k_parallel.cell_reader(SYMBOL)",
         "", "",
-        INTERNAL,
-        "def _task_body(arg, result):",
+        # The body is the cfunc's own, not a jitted function it calls: Numba optimizes and emits a
+        # callee's code on its own and again, linked, in its caller (the column-kinds model's 12
+        # parts: 26 s of 51 s of LLVM work). Nor is it under try: Numba's try around a part's many
+        # calls took LLVM minutes. An exception it raises is dropped by the cfunc's wrapper, which
+        # leaves the result unwritten: run_task then fails the call (what raises is an allocation
+        # no size check caught; TF fails those with ResourceExhaustedError).
+        "def task(arg, result):",
         f"    {signature}, = _read_args(arg)",
     ] + ["    " + line for line in em.lines] + [
         f"    _write_result(result, ({returns}))",
-        "", "",
-        # A cfunc prints and drops an exception: its caller would take the empty result for
-        # success (a cross of 131072 x 131072 ids answered with a 0 x 0 layer). What raises here
-        # is an allocation no size check caught: TF fails those with ResourceExhaustedError.
-        "def task(arg, result):",
-        "    try:",
-        "        _task_body(arg, result)",
-        "    except Exception:",
-        f"        k_errors.set_error(_read_args(arg)[-1], \"{OOM_PREFIX} a tensor in a fused kernel, which raised "
-        "(a size beyond memory)\")",
         "", "",
         "JOB = (types.void(types.voidptr, types.voidptr), task, SYMBOL)",
         "_compiled = []  # the cfunc, once k_parallel.compile_parts has compiled (or loaded) it"]
