@@ -165,9 +165,10 @@ def _vector_rows(vectors):
     return rows
 
 
-# plan_rows, _fill_block, _direct and _direct_row_sum are Numba-inlined into the cfunc tasks that
-# run them: compiled alone, each was optimized and emitted as a library of its own and then again
-# inside its cfunc (Numba links a callee's code into its caller): 1.5 s of a 20 s cold start.
+# plan_rows, _fill_block, _pool_block, _direct and _direct_row_sum are Numba-inlined into the cfunc
+# tasks that run them: compiled alone, each was optimized and emitted as a library of its own and
+# then again inside its cfunc (Numba links a callee's code into its caller): 1.5 s of a 20 s cold
+# start; _pool_block and pool_vectors, keras-prep's cold start with its child 12.8-13.0 -> 10.7-11.2 s.
 @njit(cache=True, nogil=True, inline="always")
 def plan_rows(arrays, kinds, buckets, modes, n_targets, program, vector_rows, err):
     """(layout, output rows, output width, failing column or -1) of the columns ``arrays``
@@ -436,7 +437,7 @@ _read_pool_float32, _read_pool_float64 = args_reader(_POOL_ARGS["float32"]), arg
 _call_done_task, _write_done = task_caller(types.boolean), result_writer(types.boolean)  # True: it ran
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _pool_block(args, c, r0, ids):
     """POOLED column ``c``'s rows of the block from ``r0`` (blocks' ``args``; ``ids``: room for
     twice their strings, the second half hash_every_string's places): every string hashed, then
@@ -458,11 +459,13 @@ def _pool_block(args, c, r0, ids):
 
 
 def _pool_float32(arg, result):  # one Python function per dtype, as the blocks tasks
-    _write_done(result, _pool_block(*_read_pool_float32(arg)))
+    args, c, r0, ids = _read_pool_float32(arg)  # not *: Numba inlines no star call
+    _write_done(result, _pool_block(args, c, r0, ids))
 
 
 def _pool_float64(arg, result):
-    _write_done(result, _pool_block(*_read_pool_float64(arg)))
+    args, c, r0, ids = _read_pool_float64(arg)  # not *: Numba inlines no star call
+    _write_done(result, _pool_block(args, c, r0, ids))
 
 
 _POOL_TASKS = {"float32": _pool_float32, "float64": _pool_float64}

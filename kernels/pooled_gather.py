@@ -69,7 +69,7 @@ def pool_one_column(table, ids, mean, out, column, first_row):
         out[first_row + r, column] = sums[r] / k if mean else sums[r]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")  # into pool_rows and the layer's pool task (bag_layer.py)
 def pool_vectors(table, ids, mean, out, column, first_row, total_rows):
     """pool_rows of every other table and k: rows of table rows added as vectors."""
     table = np.ascontiguousarray(table)  # rows read as vectors (no copy of a C-ordered table)
