@@ -598,7 +598,12 @@ def test_a_cluster_compiles_its_layer_tasks_together(monkeypatch):
     monkeypatch.setattr(bag_layer, "compile_tasks", lambda jobs: calls.append(list(jobs)) or original(jobs))
     monkeypatch.setattr(compiler, "_modules", {})  # generated again, even if an earlier test loaded it
     tf_blade.optimize(criteo_feature_model(2, dim=4).serve, bridge="native")
-    assert calls == [[("plan",), ("direct", "float32", False), ("blocks", "float32")]]  # _JOB_ORDER
+    assert calls == [[("direct", "float32", False), ("plan",), ("blocks", "float32")]]  # _JOB_ORDER
+    # wide & deep's: the child takes the row sum's direct cfunc first, then the plain one (most of
+    # its code compiled by then), this process blocks first and the bag miss check after it
+    keys = [("plan",), ("bag_miss",), ("blocks", "float32"), ("direct", "float32", False), ("direct", "float32", True)]
+    assert sorted(keys, key=bag_layer._job_rank) == [("direct", "float32", True), ("direct", "float32", False),
+                                                     ("plan",), ("bag_miss",), ("blocks", "float32")]
 
 
 def _layer_after_rewrites(spec):
