@@ -15,6 +15,8 @@ Columns arrive as typed Lists (one compile per dtype signature, whatever the num
 sizes per column (COLUMN_FIELDS), which the direct path makes straight from the op's pointers.
 Rows are combined by ``reduce_runs``: the same bits as the bag.
 """
+import contextlib
+
 import numpy as np
 from llvmlite import ir
 from numba import carray, njit, types
@@ -25,7 +27,7 @@ from ..runtime.abi import MAX_RANK, call_alloc, copy_to, ptr_from_int
 from .concat import mismatch
 from .errors import ERR_BYTES, OOM_PREFIX, set_error
 from .gather import index_miss
-from .parallel import args_reader, cell_reader, compile_tasks, result_writer, run_blocks, run_blocks_here, task_caller
+from .parallel import args_reader, cell_reader, result_writer, run_blocks, run_blocks_here, task_caller, tasks_compiling
 from .pooled_gather import pool_one_column, pool_vectors, pools_one_column
 from .reduce import sum_rows_as_tf
 from .shape_ops import resolve_reshape
@@ -596,7 +598,7 @@ def _find_bag_miss_by_address_impl(flat, raw, shape, rows, num_buckets, n_table,
                              flat, raw, raw[:0], rows, num_buckets, n_table, err))
 
 
-_wanted = {}  # jobs of the layers the code generator lowered since it last compiled them
+_wanted = {}  # jobs of the layers the code generator lowered since they were last compiled
 # The order compile_tasks gets them in: its child takes jobs from the front, this process from the
 # back, so the two longest, blocks and the direct cfuncs, start first, one on each side. The row
 # sum's direct cfunc goes first: it holds most of the plain one's code, which then takes a fraction
@@ -619,9 +621,9 @@ def want_layer(dtype: str, pooled: bool = False, direct=None, bag_miss: bool = T
     fewer rows than buckets), of bags with ``bag_miss`` and of POOLED columns with ``pooled_miss``;
     and with ``direct`` (None, or whether the spec has a row sum) the direct cfunc, for a dtype of
     DIRECT_DTYPES. A task left out but needed makes the layer fail saying it is not compiled, never
-    read past a table. The code generator
-    compiles a cluster's tasks together, so that a cold start compiles two at a time
-    (``compile_tasks``). Jobs are keyed (kind, details...), kinds from _JOB_ORDER."""
+    read past a table. The loader
+    (runtime/compiler.py) compiles a cluster's tasks together, so that a cold start compiles two at
+    a time (``wanted_compiling``). Jobs are keyed (kind, details...), kinds from _JOB_ORDER."""
     void_task = types.void(types.voidptr, types.voidptr)
     _wanted[("plan",)] = (void_task, _plan_task, _PLAN_SYMBOL)
     if bag_miss:
@@ -641,9 +643,20 @@ def want_layer(dtype: str, pooled: bool = False, direct=None, bag_miss: bool = T
 def compile_wanted():
     """Compiles (or loads from Numba's cache) the wanted tasks not compiled yet in this process, and
     gives kernels their addresses."""
+    with wanted_compiling():
+        pass
+
+
+@contextlib.contextmanager
+def wanted_compiling():
+    """``compile_wanted`` around a block of other work: a cold start's child starts on the tasks
+    before the block (runtime/compiler.py compiles a cluster's own code there meanwhile: criteo-fc's
+    entry, ~1 s, beside the child's direct cfunc) and this process compiles its share after it."""
     jobs = {key: _wanted[key] for key in sorted(_wanted, key=_job_rank) if key not in _compiled}
     _wanted.clear()
-    _compiled.update(compile_tasks(jobs))
+    with tasks_compiling(jobs) as compiled:
+        yield
+    _compiled.update(compiled)
 
 
 def compile_layer(dtype: str, pooled: bool = False, direct=None):

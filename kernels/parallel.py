@@ -13,6 +13,7 @@ Generated code stays cacheable: it names ``blade_parallel_for`` and each task's 
 Until the native op is loaded, the runner declines (returns 1) and kernels run their blocks
 themselves; so does a kernel whose task's cell is still 0 (its cfunc never compiled).
 """
+import contextlib
 import ctypes
 
 import llvmlite.binding as ll
@@ -58,6 +59,16 @@ def compile_tasks(jobs: dict) -> dict:
     When two or more miss Numba's disk cache, a child process compiles some of them meanwhile
     (tf_blade/runtime/compile_jobs.py), taking them from the front of ``jobs`` as this process
     takes them from the back, and this one then loads them from the cache."""
+    with tasks_compiling(jobs) as compiled:
+        pass
+    return compiled
+
+
+@contextlib.contextmanager
+def tasks_compiling(jobs: dict):
+    """``compile_tasks(jobs)`` around a block of other work in this process: the child starts on the
+    jobs before the block and this process takes its share after it. Yields the dict of cfuncs,
+    complete once the block has exited without raising (when it raises, the child is killed)."""
     from ..runtime import compile_jobs
     child_may_help = len(jobs) >= 2 and compile_jobs.enabled()  # decided once, not per job
     missing = [key for key, (signature, function, _) in jobs.items()
@@ -65,10 +76,13 @@ def compile_tasks(jobs: dict) -> dict:
     compiled = {}
     if len(missing) >= 2:
         with compile_jobs.Child([jobs[key] for key in missing]) as child:  # it takes them from the front
+            yield compiled
             for index in reversed(range(len(missing))):
                 if child.claim(index):
                     compiled[missing[index]] = compile_task(*jobs[missing[index]])
-    return {key: compiled[key] if key in compiled else compile_task(*job) for key, job in jobs.items()}
+    else:
+        yield compiled
+    compiled.update({key: compile_task(*job) for key, job in jobs.items() if key not in compiled})
 
 
 def compile_parts(modules) -> None:

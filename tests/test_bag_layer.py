@@ -565,10 +565,16 @@ def test_pooled_fill_without_its_task_fails_instead_of_leaving_output_unwritten(
 
 
 def test_only_layers_with_pooled_columns_compile_the_pool_task(monkeypatch):
+    import contextlib
     compiled = []
+
+    @contextlib.contextmanager
+    def listed(jobs):
+        yield {key: compiled.append(symbol) for key, (sig, fn, symbol) in jobs.items()}
+
     monkeypatch.setattr(bag_layer, "_compiled", {})
-    monkeypatch.setattr(bag_layer, "compile_tasks", lambda jobs: {key: compiled.append(symbol)
-                                                                 for key, (sig, fn, symbol) in jobs.items()})
+    monkeypatch.setattr(bag_layer, "_wanted", {})
+    monkeypatch.setattr(bag_layer, "tasks_compiling", listed)
     bag_layer.compile_layer("float32")
     assert bag_layer._SYMBOLS["float32"] in compiled and bag_layer._PLAN_SYMBOL in compiled
     assert bag_layer._POOL_SYMBOLS["float32"] not in compiled and bag_layer._MISS_SYMBOL not in compiled
@@ -590,15 +596,34 @@ def test_the_lowering_asks_for_the_pool_task_when_the_layer_pools(build, pooled,
 
 def test_a_cluster_compiles_its_layer_tasks_together(monkeypatch):
     # plan and blocks (asked for by the NumPy body's lowering) and the direct cfunc (by the native
-    # entry's) reach compile_tasks in one call, so that a cold start can split them over two cores;
-    # no bag miss check: every table has a row for each bucket
+    # entry's) reach tasks_compiling in one call, so that a cold start can split them over two
+    # cores, and the entry compiles inside it (while a child would compile the tasks); no bag miss
+    # check: every table has a row for each bucket
+    import contextlib
+
+    from tf_blade.runtime import cfunc_cache
     calls = []
-    original = bag_layer.compile_tasks
+    original, original_cfunc = bag_layer.tasks_compiling, cfunc_cache.cached_cfunc
+
+    @contextlib.contextmanager
+    def recorded(jobs):
+        calls.append(list(jobs))
+        with original(jobs) as compiled:
+            yield compiled
+        calls.append("tasks compiled")
+
+    def entry_recorded(signature, **options):
+        calls.append("entry")
+        return original_cfunc(signature, **options)
+
     monkeypatch.setattr(bag_layer, "_compiled", {})
-    monkeypatch.setattr(bag_layer, "compile_tasks", lambda jobs: calls.append(list(jobs)) or original(jobs))
+    monkeypatch.setattr(bag_layer, "_wanted", {})  # none left by the tests that only generate code
+    monkeypatch.setattr(bag_layer, "tasks_compiling", recorded)
+    monkeypatch.setattr(cfunc_cache, "cached_cfunc", entry_recorded)
     monkeypatch.setattr(compiler, "_modules", {})  # generated again, even if an earlier test loaded it
     tf_blade.optimize(criteo_feature_model(2, dim=4).serve, bridge="native")
-    assert calls == [[("direct", "float32", False), ("plan",), ("blocks", "float32")]]  # _JOB_ORDER
+    assert calls == [[("direct", "float32", False), ("plan",), ("blocks", "float32")], "entry",
+                     "tasks compiled"]  # _JOB_ORDER
     # wide & deep's: the child takes the row sum's direct cfunc first, then the plain one (most of
     # its code compiled by then), this process blocks first and the bag miss check after it
     keys = [("plan",), ("bag_miss",), ("blocks", "float32"), ("direct", "float32", False), ("direct", "float32", True)]

@@ -17,7 +17,7 @@ from .emitter import Emitter, Value, empty_expr
 from .parts import Part, decompose, is_writer, part_deps, ref_meta
 from .registry import load_all
 from ..feature_column.spec import const_values
-from ..kernels.bag_layer import NO_ROW_SUM, ROW_SUM_DROP, ROW_SUM_KEEP, compile_wanted
+from ..kernels.bag_layer import NO_ROW_SUM, ROW_SUM_DROP, ROW_SUM_KEEP
 from ..kernels.errors import OOM_PREFIX, context_suffix, message_bytes
 from ..runtime.threads import parallel_enabled
 
@@ -332,7 +332,6 @@ def generate(spec: dict):
         f"    n_elements = {' + '.join(counted)}"]
     src += _with_fail(lines + last_lines, "failed_body()") + [f"    return ({returns})", ""]
     src += entry
-    compile_wanted()  # the library tasks the lowerings asked for, together: two at a time when cold
     return "\n".join(src), templates
 
 

@@ -21,6 +21,7 @@ import warnings
 import numba
 
 from ..codegen.generate import generate
+from ..kernels.bag_layer import wanted_compiling
 from .cache import cache_root, source_digest
 from .modules import import_file
 from .threads import parallel_enabled
@@ -44,27 +45,34 @@ def load_kernel(spec_text: str):
         module = _modules.get(key)
         if module is None:
             source, templates = generate(json.loads(spec_text))
-            try:
-                module = _load(key, source, templates)
-            except numba.core.errors.NumbaError:
-                raise  # Numba rejected the source: no cache file is at fault, and deleting them
-                       # would cost every process on the machine a cold compile, at each optimize()
-            except Exception as e:
-                # A truncated or foreign Numba cache file fails the load; drop the disk caches
-                # and compile from source again. The
-                # generated modules' caches go first: the kernel library's (a cold compile of
-                # ~45 s for every process on the machine) only if that was not enough.
-                warnings.warn(f"tf_blade: loading kernel {key} failed ({type(e).__name__}: {e}); "
-                              "clearing its disk cache and compiling again", RuntimeWarning)
-                _clear_disk_caches(templates, library=False)
-                try:
-                    module = _load(key, source, templates)
-                except Exception:
-                    _clear_disk_caches(templates, library=True)
-                    module = _load(key, source, templates)
+            # The library tasks the lowerings asked for compile together, two at a time when cold;
+            # this process compiles the cluster's own code (its entry) before its share of them.
+            with wanted_compiling():
+                module = _load_or_retry(key, source, templates)
             _modules[key] = module
             compile_count += 1
         return module
+
+
+def _load_or_retry(key, source, templates):
+    """``_load``, again after clearing the disk caches a failed load may have read."""
+    try:
+        return _load(key, source, templates)
+    except numba.core.errors.NumbaError:
+        raise  # Numba rejected the source: no cache file is at fault, and deleting them
+               # would cost every process on the machine a cold compile, at each optimize()
+    except Exception as e:
+        # A truncated or foreign Numba cache file fails the load; drop the disk caches and compile
+        # from source again. The generated modules' caches go first: the kernel library's (a cold
+        # compile of ~45 s for every process on the machine) only if that was not enough.
+        warnings.warn(f"tf_blade: loading kernel {key} failed ({type(e).__name__}: {e}); "
+                      "clearing its disk cache and compiling again", RuntimeWarning)
+        _clear_disk_caches(templates, library=False)
+        try:
+            return _load(key, source, templates)
+        except Exception:
+            _clear_disk_caches(templates, library=True)
+            return _load(key, source, templates)
 
 
 def _load(key, source, templates):
