@@ -27,7 +27,7 @@ from ..runtime.abi import MAX_RANK, call_alloc, copy_to, ptr_from_int
 from .concat import mismatch
 from .errors import ERR_BYTES, OOM_PREFIX, set_error
 from .gather import index_miss
-from .parallel import args_reader, cell_reader, result_writer, run_blocks, run_blocks_here, task_caller, tasks_compiling
+from .parallel import args_reader, cell_reader, result_writer, run_blocks, run_blocks_here, task_caller, compiling_tasks
 from .pooled_gather import pool_one_column, pool_vectors, pools_one_column
 from .reduce import sum_rows_as_tf
 from .shape_ops import resolve_reshape
@@ -599,7 +599,7 @@ def _find_bag_miss_by_address_impl(flat, raw, shape, rows, num_buckets, n_table,
 
 
 _wanted = {}  # jobs of the layers the code generator lowered since they were last compiled
-# The order compile_tasks gets them in: its child takes jobs from the front, this process from the
+# The order compiling_tasks gets them in: its child takes jobs from the front, this process from the
 # back, so the two longest, blocks and the direct cfuncs, start first, one on each side. The row
 # sum's direct cfunc goes first: it holds most of the plain one's code, which then takes a fraction
 # of its time in the same process (3.5 s alone, 0.7 s after; wide & deep's cold start 13.7 s when
@@ -614,7 +614,7 @@ def _job_rank(key):
 
 def want_layer(dtype: str, pooled: bool = False, direct=None, bag_miss: bool = True, pooled_miss: bool = True,
                pool_one: bool = True):
-    """Adds the tasks a layer of ``dtype`` runs to those ``compile_wanted`` compiles next: plan (one
+    """Adds the tasks a layer of ``dtype`` runs to those ``compiling_wanted`` compiles next: plan (one
     for every dtype) and blocks (other dtypes fill on one thread, in a loop of their own, and pool
     linked); the pool task when the layer has POOLED columns, and with ``pool_one`` the one for
     tables of one column; plan's checks of buckets that miss a table (run only for a table with
@@ -623,7 +623,7 @@ def want_layer(dtype: str, pooled: bool = False, direct=None, bag_miss: bool = T
     DIRECT_DTYPES. A task left out but needed makes the layer fail saying it is not compiled, never
     read past a table. The loader
     (runtime/compiler.py) compiles a cluster's tasks together, so that a cold start compiles two at
-    a time (``wanted_compiling``). Jobs are keyed (kind, details...), kinds from _JOB_ORDER."""
+    a time (``compiling_wanted``). Jobs are keyed (kind, details...), kinds from _JOB_ORDER."""
     void_task = types.void(types.voidptr, types.voidptr)
     _wanted[("plan",)] = (void_task, _plan_task, _PLAN_SYMBOL)
     if bag_miss:
@@ -640,21 +640,27 @@ def want_layer(dtype: str, pooled: bool = False, direct=None, bag_miss: bool = T
         _wanted[("pooled_miss",)] = (void_task, _pooled_miss_task, _MISS_SYMBOL)
 
 
+def forget_wanted():
+    """Drops the wanted tasks not compiled yet: the code generator starts each cluster from none, so
+    that a caller that only generates code (tests) leaves nothing for a later load to compile."""
+    _wanted.clear()
+
+
 def compile_wanted():
     """Compiles (or loads from Numba's cache) the wanted tasks not compiled yet in this process, and
     gives kernels their addresses."""
-    with wanted_compiling():
+    with compiling_wanted():
         pass
 
 
 @contextlib.contextmanager
-def wanted_compiling():
+def compiling_wanted():
     """``compile_wanted`` around a block of other work: a cold start's child starts on the tasks
     before the block (runtime/compiler.py compiles a cluster's own code there meanwhile: criteo-fc's
     entry, ~1 s, beside the child's direct cfunc) and this process compiles its share after it."""
     jobs = {key: _wanted[key] for key in sorted(_wanted, key=_job_rank) if key not in _compiled}
     _wanted.clear()
-    with tasks_compiling(jobs) as compiled:
+    with compiling_tasks(jobs) as compiled:
         yield
     _compiled.update(compiled)
 

@@ -59,24 +59,33 @@ def compile_tasks(jobs: dict) -> dict:
     When two or more miss Numba's disk cache, a child process compiles some of them meanwhile
     (tf_blade/runtime/compile_jobs.py), taking them from the front of ``jobs`` as this process
     takes them from the back, and this one then loads them from the cache."""
-    with tasks_compiling(jobs) as compiled:
+    with compiling_tasks(jobs) as compiled:
         pass
     return compiled
 
 
+_children = []  # the compile child running now, if any
+
+
 @contextlib.contextmanager
-def tasks_compiling(jobs: dict):
+def compiling_tasks(jobs: dict):
     """``compile_tasks(jobs)`` around a block of other work in this process: the child starts on the
     jobs before the block and this process takes its share after it. Yields the dict of cfuncs,
     complete once the block has exited without raising (when it raises, the child is killed)."""
     from ..runtime import compile_jobs
-    child_may_help = len(jobs) >= 2 and compile_jobs.enabled()  # decided once, not per job
+    # decided once, not per job; one child at a time: the parts a cluster's module compiles at
+    # import (compile_parts) do so inside compiling_wanted's block, beside its child
+    child_may_help = len(jobs) >= 2 and compile_jobs.enabled() and not _children
     missing = [key for key, (signature, function, _) in jobs.items()
                if child_may_help and compile_jobs.missing_from_cache(signature, function)]
     compiled = {}
     if len(missing) >= 2:
         with compile_jobs.Child([jobs[key] for key in missing]) as child:  # it takes them from the front
-            yield compiled
+            _children.append(child)
+            try:
+                yield compiled
+            finally:
+                _children.remove(child)
             for index in reversed(range(len(missing))):
                 if child.claim(index):
                     compiled[missing[index]] = compile_task(*jobs[missing[index]])
@@ -196,7 +205,7 @@ def _result_slot(context, result_type):
     return ir.LiteralStructType([context.get_value_type(result_type), ir.IntType(8)])
 
 
-def task_caller(result_type, args_type=None, raised=None):
+def task_caller(result_type, args_type=None, raised_message=None):
     """An intrinsic ``call(fn, args)``: fn(&args, &result) on this thread, for a task that stores
     its ``result_type`` value there (``result_writer``); returns that value (the task's reference,
     handed over). ``args`` is borrowed, as for run_blocks; with ``args_type`` it is cast to that
@@ -205,15 +214,17 @@ def task_caller(result_type, args_type=None, raised=None):
     meminfo, which NRT's incref and decref skip).
 
     A cfunc that raises prints the exception and returns, so its result is not written either.
-    With ``raised`` (a message), that case writes the message into the task's error buffer, the
-    last of ``args``, unless the task wrote an error of its own."""
+    With ``raised_message``, that case writes the message into the task's error buffer, the last
+    of ``args``, unless the task wrote an error of its own."""
     @intrinsic
     def call(typingctx, fn, args):
         if not isinstance(fn, types.Integer) or not isinstance(args, types.BaseTuple):
             return None
         if args_type is not None and not _castable(args, args_type):
             raise _mismatch("arguments", args, args_type)
-        if raised is not None and not (len(args) and isinstance(args[-1], types.Array) and args[-1].dtype == types.uint8):
+        err_type = args[-1] if len(args) else None
+        if raised_message is not None and not (isinstance(err_type, types.Array) and err_type.dtype == types.uint8
+                                               and err_type.ndim == 1 and err_type.layout == "C"):
             raise TypingError(f"tf_blade: a task whose exceptions fail it takes its error buffer last, not {args}")
 
         def codegen(context, builder, sig, llargs):
@@ -224,23 +235,23 @@ def task_caller(result_type, args_type=None, raised=None):
             slot = cgutils.alloca_once(builder, _result_slot(context, result_type), zfill=True)
             task = builder.inttoptr(address, ir.FunctionType(ir.VoidType(), [i8p, i8p]).as_pointer())
             builder.call(task, [_on_stack(builder, value), builder.bitcast(slot, i8p)])
-            if raised is not None:
+            if raised_message is not None:
                 written = builder.load(cgutils.gep_inbounds(builder, slot, 0, 1))
                 with builder.if_then(cgutils.is_null(builder, written), likely=False):
                     err = builder.extract_value(llargs[1], len(args) - 1)
-                    context.compile_internal(builder, _fail_raised(raised), types.void(args[-1]), [err])
+                    context.compile_internal(builder, _raised_error_writer(raised_message), types.void(err_type), [err])
             return builder.load(cgutils.gep_inbounds(builder, slot, 0, 0))
 
         return result_type(fn, args), codegen
     return call
 
 
-def _fail_raised(message):
+def _raised_error_writer(message):
     from .errors import set_error
 
-    def fail(err):
+    def write(err):
         set_error(err, message)  # a no-op when the task failed with an error of its own
-    return fail
+    return write
 
 
 def result_writer(result_type):

@@ -1,5 +1,6 @@
 """A feature layer of hashed string columns as one op (feature_column/bag_layer.py,
 kernels/bag_layer.py): against TF's DenseFeatures and against the per-column string bag."""
+import contextlib
 import json
 import re
 
@@ -565,7 +566,6 @@ def test_pooled_fill_without_its_task_fails_instead_of_leaving_output_unwritten(
 
 
 def test_only_layers_with_pooled_columns_compile_the_pool_task(monkeypatch):
-    import contextlib
     compiled = []
 
     @contextlib.contextmanager
@@ -574,7 +574,7 @@ def test_only_layers_with_pooled_columns_compile_the_pool_task(monkeypatch):
 
     monkeypatch.setattr(bag_layer, "_compiled", {})
     monkeypatch.setattr(bag_layer, "_wanted", {})
-    monkeypatch.setattr(bag_layer, "tasks_compiling", listed)
+    monkeypatch.setattr(bag_layer, "compiling_tasks", listed)
     bag_layer.compile_layer("float32")
     assert bag_layer._SYMBOLS["float32"] in compiled and bag_layer._PLAN_SYMBOL in compiled
     assert bag_layer._POOL_SYMBOLS["float32"] not in compiled and bag_layer._MISS_SYMBOL not in compiled
@@ -596,14 +596,12 @@ def test_the_lowering_asks_for_the_pool_task_when_the_layer_pools(build, pooled,
 
 def test_a_cluster_compiles_its_layer_tasks_together(monkeypatch):
     # plan and blocks (asked for by the NumPy body's lowering) and the direct cfunc (by the native
-    # entry's) reach tasks_compiling in one call, so that a cold start can split them over two
+    # entry's) reach compiling_tasks in one call, so that a cold start can split them over two
     # cores, and the entry compiles inside it (while a child would compile the tasks); no bag miss
     # check: every table has a row for each bucket
-    import contextlib
-
     from tf_blade.runtime import cfunc_cache
     calls = []
-    original, original_cfunc = bag_layer.tasks_compiling, cfunc_cache.cached_cfunc
+    original, original_cfunc = bag_layer.compiling_tasks, cfunc_cache.cached_cfunc
 
     @contextlib.contextmanager
     def recorded(jobs):
@@ -618,7 +616,7 @@ def test_a_cluster_compiles_its_layer_tasks_together(monkeypatch):
 
     monkeypatch.setattr(bag_layer, "_compiled", {})
     monkeypatch.setattr(bag_layer, "_wanted", {})  # none left by the tests that only generate code
-    monkeypatch.setattr(bag_layer, "tasks_compiling", recorded)
+    monkeypatch.setattr(bag_layer, "compiling_tasks", recorded)
     monkeypatch.setattr(cfunc_cache, "cached_cfunc", entry_recorded)
     monkeypatch.setattr(compiler, "_modules", {})  # generated again, even if an earlier test loaded it
     tf_blade.optimize(criteo_feature_model(2, dim=4).serve, bridge="native")

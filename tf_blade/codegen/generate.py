@@ -17,7 +17,7 @@ from .emitter import Emitter, Value, empty_expr
 from .parts import Part, decompose, is_writer, part_deps, ref_meta
 from .registry import load_all
 from ..feature_column.spec import const_values
-from ..kernels.bag_layer import NO_ROW_SUM, ROW_SUM_DROP, ROW_SUM_KEEP
+from ..kernels.bag_layer import NO_ROW_SUM, ROW_SUM_DROP, ROW_SUM_KEEP, forget_wanted
 from ..kernels.errors import OOM_PREFIX, context_suffix, message_bytes
 from ..runtime.threads import parallel_enabled
 
@@ -105,7 +105,7 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
         f"ARGS = types.Tuple(({''.join(t + ', ' for t in arg_types)}))",
         f"RESULT = types.Tuple(({''.join(t + ', ' for t in result_types)}))",
         "_read_args, _write_result = k_parallel.args_reader(ARGS), k_parallel.result_writer(RESULT)",
-        f"run_task = k_parallel.task_caller(RESULT, ARGS, raised=\"{OOM_PREFIX} a tensor in a fused kernel, which raised "
+        f"run_task = k_parallel.task_caller(RESULT, ARGS, raised_message=\"{OOM_PREFIX} a tensor in a fused kernel, which raised "
         "(a size beyond memory)\")",
         'SYMBOL = "tf_blade_task_" + __name__  # the cell holding the task\'s address',
         "task_address = k_parallel.cell_reader(SYMBOL)",
@@ -200,9 +200,11 @@ def _template_module(spec, part: Part, lowerings):
 def generate(spec: dict):
     """Returns (cluster module source, {module name: source} of the part templates and parallel
     groups it uses, in import order); those must be importable by name before the cluster module
-    runs."""
+    runs. The library tasks its lowerings ask for (``want_layer``) are its caller's to compile
+    (``compiling_wanted``, runtime/compiler.py)."""
     from ..feature_column import SPEC_REWRITES
     lowerings = load_all()
+    forget_wanted()  # this cluster's tasks only
     for rewrite in SPEC_REWRITES:
         spec, _ = rewrite(spec)
     parts = decompose(spec)

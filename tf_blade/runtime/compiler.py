@@ -21,7 +21,7 @@ import warnings
 import numba
 
 from ..codegen.generate import generate
-from ..kernels.bag_layer import wanted_compiling
+from ..kernels.bag_layer import compiling_wanted
 from .cache import cache_root, source_digest
 from .modules import import_file
 from .threads import parallel_enabled
@@ -47,7 +47,7 @@ def load_kernel(spec_text: str):
             source, templates = generate(json.loads(spec_text))
             # The library tasks the lowerings asked for compile together, two at a time when cold;
             # this process compiles the cluster's own code (its entry) before its share of them.
-            with wanted_compiling():
+            with compiling_wanted():
                 module = _load_or_retry(key, source, templates)
             _modules[key] = module
             compile_count += 1
