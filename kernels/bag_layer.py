@@ -27,7 +27,7 @@ from ..runtime.abi import MAX_RANK, call_alloc, copy_to, ptr_from_int
 from .concat import mismatch
 from .errors import ERR_BYTES, OOM_PREFIX, set_error
 from .gather import index_miss
-from .parallel import args_reader, cell_reader, result_writer, run_blocks, run_blocks_here, task_caller, compiling_tasks
+from .parallel import args_reader, cell_reader, compiling_tasks, result_writer, run_blocks, run_blocks_here, task_caller
 from .pooled_gather import pool_one_column, pool_vectors, pools_one_column
 from .reduce import sum_rows_as_tf
 from .shape_ops import resolve_reshape
@@ -602,9 +602,9 @@ _wanted = {}  # jobs of the layers the code generator lowered since they were la
 # The order compiling_tasks gets them in: its child takes jobs from the front, this process from the
 # back, so the two longest, blocks and the direct cfuncs, start first, one on each side. The row
 # sum's direct cfunc goes first: it holds most of the plain one's code, which then takes a fraction
-# of its time in the same process (3.5 s alone, 0.7 s after; wide & deep's cold start 13.7 s when
-# they were on two sides). The miss checks hash strings as blocks does, so compiled after blocks in
-# the same process they reuse its hash_rows and FarmHash.
+# of its time in the same process (3.5 s alone, 0.7 s after; wide & deep's cold start 16.9-17.2 s
+# when they were on two sides, 14.7-15.1 s after). The miss checks hash strings as blocks does, so
+# compiled after blocks in the same process they reuse its hash_rows and FarmHash.
 _JOB_ORDER = ("direct", "pool", "pool_one", "plan", "pooled_miss", "bag_miss", "blocks")
 
 
@@ -657,7 +657,7 @@ def compile_wanted():
 def compiling_wanted():
     """``compile_wanted`` around a block of other work: a cold start's child starts on the tasks
     before the block (runtime/compiler.py compiles a cluster's own code there meanwhile: criteo-fc's
-    entry, ~1 s, beside the child's direct cfunc) and this process compiles its share after it."""
+    entry, ~0.7 s, beside the child's direct cfunc) and this process compiles its share after it."""
     jobs = {key: _wanted[key] for key in sorted(_wanted, key=_job_rank) if key not in _compiled}
     _wanted.clear()
     with compiling_tasks(jobs) as compiled:

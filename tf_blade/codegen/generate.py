@@ -112,7 +112,7 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
         "", "",
         # The body is the cfunc's own, not a jitted function it calls: Numba optimizes and emits a
         # callee's code on its own and again, linked, in its caller (the column-kinds model's 12
-        # parts: 26 s of 51 s of LLVM work). Nor is it under try: Numba's try around a part's many
+        # parts: 25 s of 51 s of LLVM work). Nor is it under try: Numba's try around a part's many
         # calls took LLVM minutes. An exception it raises is dropped by the cfunc's wrapper, which
         # leaves the result unwritten: run_task then fails the call (what raises is an allocation
         # no size check caught; TF fails those with ResourceExhaustedError).
