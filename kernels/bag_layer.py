@@ -48,6 +48,9 @@ CONST, STRINGS_DIM, TABLE_DIM, RUNTIME = range(4)
 BAG, DENSE, POOLED = 0, 1, 2
 # What a kernel says when a task it reaches by address was never compiled in this process.
 NOT_COMPILED = "tf_blade: the feature layer's kernel is not compiled"
+# What a task that raised (Numba's MemoryError: an allocation beyond memory) answers: its cfunc
+# wrapper prints the exception and returns, so the caller writes this (task_caller's raised_message).
+RAISED = f"{OOM_PREFIX} a tensor in the feature layer's kernel, which raised (a size beyond memory)"
 # What a block leaves in fill_wide's ``failed[0]``: its scratch could not be allocated, or a
 # POOLED column's task is not compiled.
 NO_SCRATCH, NO_POOL_TASK = 1, 2
@@ -391,7 +394,7 @@ _PLAN_RESULT = types.Tuple((_ROWS, types.int64, types.int64, types.int64))
 _PLAN_SYMBOL = "tf_blade_layer_plan"
 _PLAN_ADDRESS = cell_reader(_PLAN_SYMBOL)
 _read_plan = args_reader(_PLAN_ARGS)
-_call_plan, _write_plan = task_caller(_PLAN_RESULT), result_writer(_PLAN_RESULT)
+_call_plan, _write_plan = task_caller(_PLAN_RESULT, raised_message=RAISED), result_writer(_PLAN_RESULT)
 
 
 def _plan_task(arg, result):
@@ -547,6 +550,7 @@ _MISS_ARGS = types.Tuple((_INTS, types.Array(types.uint8, 1, "C"), _INTS, types.
 _MISS_SYMBOL, _BAG_MISS_SYMBOL = "tf_blade_layer_pooled_miss", "tf_blade_layer_bag_miss"
 _MISS_ADDRESS, _BAG_MISS_ADDRESS = cell_reader(_MISS_SYMBOL), cell_reader(_BAG_MISS_SYMBOL)
 _read_miss = args_reader(_MISS_ARGS)
+_call_miss_task = task_caller(types.boolean, raised_message=RAISED)  # they take err last: a raise fails them
 
 
 def _pooled_miss_task(arg, result):
@@ -572,7 +576,7 @@ def _miss_through(read, given, linked):
         if address == 0:
             set_error(err, NOT_COMPILED)
         else:
-            _call_done_task(address, (flat, raw, shape, rows, num_buckets, n_table, err))
+            _call_miss_task(address, (flat, raw, shape, rows, num_buckets, n_table, err))
     return through_task
 
 

@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 import tensorflow as tf
-from numba import njit
+from numba import cfunc, njit, types
 from numba.typed import List
 
 import tf_blade
@@ -676,6 +676,7 @@ def test_the_lowering_asks_for_the_tasks_its_tables_need(kind, table_shape, monk
 @pytest.mark.parametrize("kind, symbol, message", [
     (bag_layer.POOLED, bag_layer._MISS_SYMBOL, r"indices\[0,\d\] = \d+ is not in \[0, 4\)"),  # ResourceGather's
     (bag_layer.BAG, bag_layer._BAG_MISS_SYMBOL, r"indices\[\d\] = \d+ is not in \[0, 4\)")])  # the bag's gather's
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # _raising_task's, printed
 def test_plan_checks_buckets_that_miss_the_table_through_the_miss_tasks(kind, symbol, message):
     # Buckets past the table: the plan names the first miss as TF would, through the column kind's
     # miss task; with that task's address cleared it says the kernel is not compiled.
@@ -690,15 +691,17 @@ def test_plan_checks_buckets_that_miss_the_table_through_the_miss_tasks(kind, sy
     _plan_through_task(*args, err)
     assert re.fullmatch(message, error_text(err)), error_text(err)
     cell = task_cell(symbol)
-    address, cell.value = cell.value, 0
-    err = new_error_buffer()
-    try:
-        _plan_through_task(*args, err)
-    finally:
-        cell.value = address
-    assert error_text(err) == "tf_blade: the feature layer's kernel is not compiled"
+    for stand_in, expected in ((0, bag_layer.NOT_COMPILED), (_raising_task.address, bag_layer.RAISED)):
+        address, cell.value = cell.value, stand_in
+        err = new_error_buffer()
+        try:
+            _plan_through_task(*args, err)
+        finally:
+            cell.value = address
+        assert error_text(err) == expected
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # _raising_task's, printed
 def test_plan_without_its_compiled_task_fails_cleanly():
     from tf_blade.kernels.parallel import task_cell
     ids, raw, tabs = List([np.arange(2)]), List([tstrings_from_bytes([b"a", b"b"])]), List([np.ones((4, 2), np.float32)])
@@ -710,9 +713,17 @@ def test_plan_without_its_compiled_task_fails_cleanly():
     layout, rows, width, failed = _plan_through_task(*args, err)
     assert err[0] == 0 and (rows, width, failed) == (2, 2, -1), error_text(err)
     cell = task_cell(bag_layer._PLAN_SYMBOL)
-    address, cell.value = cell.value, 0
-    try:
-        layout, rows, width, failed = _plan_through_task(*args, err)
-    finally:
-        cell.value = address
-    assert error_text(err) == "tf_blade: the feature layer's kernel is not compiled" and layout.shape == (0, 5)
+    for stand_in, expected in ((0, bag_layer.NOT_COMPILED), (_raising_task.address, bag_layer.RAISED)):
+        address, cell.value, err = cell.value, stand_in, new_error_buffer()
+        try:
+            layout, rows, width, failed = _plan_through_task(*args, err)
+        finally:
+            cell.value = address
+        assert error_text(err) == expected and layout.size == 0
+
+
+@cfunc(types.void(types.voidptr, types.voidptr))
+def _raising_task(arg, result):
+    """A task whose allocation fails: its cfunc wrapper prints the MemoryError and returns, having
+    written neither result nor error (a zeroed plan reads as a layer of 0 rows; a miss check, as no miss)."""
+    raise MemoryError("allocation failed")
