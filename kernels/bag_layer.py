@@ -36,7 +36,10 @@ from .string_bag import bag_rows, find_bucket_miss, hash_every_string, hash_rows
 from .strings import TSTRING_BYTES, put_into
 
 BLOCK = 128 # rows per task: a block's ids and sums stay in L1 while its columns are pooled
-ROWS, INNER, WIDTH, OUT_WIDTH, COLUMN = range(5)  # a column's entries in ``plan_rows``' layout
+# A column's entries in ``plan_rows``' layout; OUT: which of fill's outputs it goes to (0 the
+# layer, 1 the layer whose rows the direct cfunc sums: wide & deep's wide part beside its deep one).
+ROWS, INNER, WIDTH, OUT_WIDTH, COLUMN, OUT = range(6)
+LAYOUT_FIELDS = 6
 # The shape program: per column its new_shape, then its Reshape targets, each vector written as
 # [n, kind, value, kind, value, ...]: element i is ``value`` (CONST), dim ``value`` of the
 # column's strings (STRINGS_DIM) or table (TABLE_DIM); [1, RUNTIME, m] is runtime vector m.
@@ -180,7 +183,7 @@ def plan_rows(arrays, kinds, buckets, modes, n_targets, program, vector_rows, er
     (COLUMN_FIELDS rows). layout[c]: the bag's rows, strings per row (inner), width, its width in
     the output after its Reshapes, its first output column."""
     n = arrays.shape[0]
-    layout = np.zeros((n, 5), np.int64)
+    layout = np.zeros((n, LAYOUT_FIELDS), np.int64)
     first = np.zeros(2, np.int64)
     total = 0
     at = np.int64(0)  # not a literal 0: _vector would compile for that type too
@@ -232,42 +235,59 @@ def _find_pooled_miss(flat, raw, shape, num_buckets, n_table, err):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _same_ids(arrays, buckets, layout, a, c):
+    """Whether bag ``c`` hashes to the ids bag ``a`` (>= 0) hashed: the same strings (the direct
+    path's columns of one input share their addresses), buckets and rows."""
+    return (a >= 0 and arrays[a, IDS] == arrays[c, IDS] and arrays[a, N_IDS] == arrays[c, N_IDS]
+            and arrays[a, STRINGS] == arrays[c, STRINGS] and arrays[a, N_STRING_BYTES] == arrays[c, N_STRING_BYTES]
+            and buckets[a] == buckets[c] and layout[a, ROWS] == layout[c, ROWS] and layout[a, INNER] == layout[c, INNER])
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _fill_block(b, args):
-    """Rows [b * BLOCK, (b + 1) * BLOCK) of every bag, pooled and laid into ``out``. It sets
-    ``failed[0]`` (blocks may run on other threads) to NO_SCRATCH or NO_POOL_TASK."""
-    arrays, kinds, buckets, modes, layout, out, failed = args
+    """Rows [b * BLOCK, (b + 1) * BLOCK) of every bag, pooled and laid into its output
+    (``outs[layout[c, OUT]]``), the columns in ``order``: a bag whose ids the bag before it hashed
+    (``_same_ids``; wide & deep's wide and deep columns of one feature) pools them again unhashed.
+    It sets ``failed[0]`` (blocks may run on other threads) to NO_SCRATCH or NO_POOL_TASK."""
+    arrays, kinds, buckets, modes, layout, order, outs, failed = args
     r0 = b * BLOCK
     most = 1  # the block's ids: its rows' strings, not a whole block of the widest column's
     for c in range(layout.shape[0]):
         most = max(most, (min(layout[c, ROWS], r0 + BLOCK) - r0) * layout[c, INNER])
     try:  # a row may hold any number of strings
         idbuf = np.empty(2 * most, np.int64)  # twice: the pool task lists places in the second half
-        sums = np.empty(BLOCK * _largest(layout[:, WIDTH], 1), out.dtype)  # zeroed where used
+        sums = np.empty(BLOCK * _largest(layout[:, WIDTH], 1), outs[0].dtype)  # zeroed where used
     except Exception:
         failed[0] = NO_SCRATCH
         return
     starts = np.empty(BLOCK + 1, np.int64)
     runs = np.arange(r0, r0 + BLOCK)
     local = np.arange(BLOCK)
-    for c in range(layout.shape[0]):
+    hashed = -1  # the bag whose ids idbuf and starts hold
+    for k in range(order.shape[0]):
+        c = order[k]
         rows, inner, width = layout[c, ROWS], layout[c, INNER], layout[c, WIDTH]
         out_width, column = layout[c, OUT_WIDTH], layout[c, COLUMN]
         m = min(rows, r0 + BLOCK) - r0
         if m <= 0:
             continue
+        out = outs[layout[c, OUT]]
         table = carray(ptr_from_int(arrays[c, TABLE], out.dtype), (arrays[c, TABLE_ROWS], arrays[c, TABLE_WIDTH]))
         if kinds[c] == DENSE:
             for i in range(m):
                 for j in range(width):
                     out[r0 + i, column + j] = table[r0 + i, j]
             continue
-        if kinds[c] == POOLED:  # the pool task's (_pool_block)
+        if kinds[c] == POOLED:  # the pool task's (_pool_block), in idbuf
             if not pool_by_address(args, c, r0, idbuf):
                 failed[0] = NO_POOL_TASK
+            hashed = -1
             continue
-        raw = carray(ptr_from_int(arrays[c, STRINGS], np.uint8), (arrays[c, N_STRING_BYTES],))
-        string_ids = carray(ptr_from_int(arrays[c, IDS], np.int64), (arrays[c, N_IDS],))
-        hash_rows(string_ids, raw, raw[:0], r0, m, inner, np.uint64(buckets[c]), idbuf, starts)
+        if not _same_ids(arrays, buckets, layout, hashed, c):
+            raw = carray(ptr_from_int(arrays[c, STRINGS], np.uint8), (arrays[c, N_STRING_BYTES],))
+            string_ids = carray(ptr_from_int(arrays[c, IDS], np.int64), (arrays[c, N_IDS],))
+            hash_rows(string_ids, raw, raw[:0], r0, m, inner, np.uint64(buckets[c]), idbuf, starts)
+            hashed = c
         if out_width == width:  # the bag's rows are the output's: pooled in place
             for i in range(m):
                 if starts[i] == starts[i + 1]:  # an empty row pools to zeros
@@ -300,18 +320,26 @@ def _check_filled(failed, err):
 @njit(cache=True, nogil=True)
 def fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout, out, wide, err):
     """``fill_rows`` of the columns' Lists."""
-    fill_rows(_column_arrays(ids, None, tstrings, tables, out), kinds, buckets, modes, layout, out, wide, err)
+    fill_rows(_column_arrays(ids, None, tstrings, tables, out), kinds, buckets, modes, layout,
+              np.arange(layout.shape[0]), (out, out), wide, err)
 
 
 @njit(cache=True, nogil=True)
-def fill_rows(arrays, kinds, buckets, modes, layout, out, wide, err):
-    """Computes the planned layer of the columns ``arrays`` (COLUMN_FIELDS rows, tables of
-    ``out``'s dtype) into ``out`` ([rows, width], C order): its blocks on the op's intra-op
-    threads when ``wide`` (kernels/parallel.py), else on this thread. Layers of a dtype with a
-    blocks task need it compiled first (``compile_layer``)."""
+def fill_rows(arrays, kinds, buckets, modes, layout, order, outs, wide, err):
+    """Computes the planned layers of the columns ``arrays`` (COLUMN_FIELDS rows, tables of the
+    outputs' dtype) into ``outs`` (column c's is ``outs[layout[c, OUT]]``, [rows, width], C
+    order), the columns of a block in ``order``: its blocks on the op's intra-op threads when
+    ``wide`` (kernels/parallel.py), else on this thread. Layers of a dtype with a blocks task
+    need it compiled first (``compile_layer``)."""
+    ok = layout.shape[1] == LAYOUT_FIELDS and order.shape[0] == layout.shape[0]  # the blocks index by them
+    for c in range(layout.shape[0] if ok else 0):
+        ok = ok and 0 <= order[c] < layout.shape[0] and 0 <= layout[c, OUT] <= 1
+    if not ok:
+        set_error(err, "tf_blade: a feature layer's layout does not match its columns and outputs")
+        return
     # Copies: the task reads plain arrays (constants are read-only ones)
-    args = (arrays, kinds.copy(), buckets.copy(), modes.copy(), layout, out, np.zeros(1, np.uint8))
-    blocks = _blocks(layout) if out.size > 0 else 0
+    args = (arrays, kinds.copy(), buckets.copy(), modes.copy(), layout, order, outs, np.zeros(1, np.uint8))
+    blocks = _blocks(layout) if outs[0].size + outs[1].size > 0 else 0
     ran = blocks == 0 or (wide and blocks > 1 and run_blocks(_blocks_address(args), blocks, args)) or _fill_here(args, blocks)
     if not ran:
         set_error(err, NOT_COMPILED)
@@ -348,7 +376,8 @@ def _fill_here_impl(args, blocks):
 # The blocks task of each dtype: a cfunc over fill_rows' argument tuple.
 def _args_type(dtype):
     ints, table = types.Array(types.int64, 1, "C"), types.Array(types.int64, 2, "C")
-    return types.Tuple((table, ints, ints, ints, table, types.Array(dtype, 2, "C"), types.Array(types.uint8, 1, "C")))
+    return types.Tuple((table, ints, ints, ints, table, ints, types.UniTuple(types.Array(dtype, 2, "C"), 2),
+                        types.Array(types.uint8, 1, "C")))
 
 
 _ARGS = {"float32": _args_type(types.float32), "float64": _args_type(types.float64)}
@@ -417,7 +446,7 @@ def _plan_rows_by_address_impl(arrays, kinds, buckets, modes, n_targets, program
         address = _PLAN_ADDRESS()
         if address == 0:
             set_error(err, NOT_COMPILED)
-            return np.zeros((0, 5), np.int64), np.int64(0), np.int64(0), np.int64(-1)
+            return np.zeros((0, LAYOUT_FIELDS), np.int64), np.int64(0), np.int64(0), np.int64(-1)
         return _call_plan(address, (arrays, kinds, buckets, modes, n_targets, program, vector_rows, err))
     return through_task
 
@@ -449,7 +478,8 @@ def _pool_block(args, c, r0, ids):
     pooled k at a time, a table of one column through its own task. False when that task is not
     compiled. Scratch from the block, not allocated here: an allocation a column and block took
     keras-prep's layer at 4096 rows 1.84-1.88 -> 2.03-2.19 ms (two threads)."""
-    arrays, kinds, buckets, modes, layout, out, failed = args
+    arrays, kinds, buckets, modes, layout, _, outs, _ = args
+    out = outs[layout[c, OUT]]
     m, inner = min(layout[c, ROWS], r0 + BLOCK) - r0, layout[c, INNER]
     n = m * inner
     raw = carray(ptr_from_int(arrays[c, STRINGS], np.uint8), (arrays[c, N_STRING_BYTES],))
@@ -688,16 +718,20 @@ def _blocks_address_impl(args):
 # A layer whose inputs are all the op's inputs (criteo-fc's), planned and filled by one library
 # cfunc per dtype (DIRECT_DTYPES) that the native entry calls through its address (``run_direct``):
 # a model's entry then links none of the layer's code. Linked, Numba re-optimized plan, fill_wide
-# and their callees inside every model's entry: ~3 s of a new model's compile, library cached.
+# and their callees inside every model's layer parts and entry: ~3 s of a new model's compile.
 # The direct spec (int64): a head of HEAD entries [number of op inputs, output index, elements from
-# which to fill wide, columns n, program length, row sum], then columns_from_inputs' table
-# (n x 3), kinds, buckets, modes, n_targets (n each) and the shape program. The row sum says what
-# the output is: the layer (NO_ROW_SUM), or TF's Sum over its rows' axis (in Eigen's order for
-# the dtype, kernels/reduce.py) kept as [rows, 1] (ROW_SUM_KEEP) or [rows] (ROW_SUM_DROP): wide &
-# deep's wide logit, whose layer is then a scratch buffer of the call.
-HEAD = 6
-ROW_SUM_AT = 5  # the head's row sum
+# which to fill wide, columns n, program length, row sum, the row sum's output index, columns of the
+# layer n_first, their program's length], then columns_from_inputs' table (n x 3), kinds, buckets,
+# modes, n_targets (n each) and the shape program. The first n_first columns are the layer written to
+# the output; the rest, if the row sum says so, a second layer whose rows are added up as TF's Sum
+# over its rows' axis (in Eigen's order for the dtype, kernels/reduce.py) kept as [rows, 1]
+# (ROW_SUM_KEEP) or [rows] (ROW_SUM_DROP) in the row sum's output: wide & deep's wide logit, whose
+# layer is a scratch buffer of the call. A spec of both (wide & deep's deep and wide layers, over
+# the same string inputs) fills them in one pass, hashing a feature's strings once for both.
+HEAD = 9
+ROW_SUM_AT, SUM_OUTPUT_AT, N_FIRST_AT, FIRST_PROGRAM_AT = 5, 6, 7, 8
 NO_ROW_SUM, ROW_SUM_KEEP, ROW_SUM_DROP = range(3)
+SUM_FAILED = 3  # the direct cfunc's code for an error of the summed layer (1: of the layer)
 DIRECT_SIG = types.int64(types.CPointer(types.int64), types.CPointer(types.int64), types.CPointer(types.int64),
                          types.voidptr, types.voidptr, types.CPointer(types.uint8))
 DIRECT_DTYPES = ("float32",)  # embedding tables are float32; other layers keep the template path
@@ -706,31 +740,69 @@ _DIRECT_SYMBOLS = {(name, row_sum): f"tf_blade_layer_direct_{'row_sum_' if row_s
 _DIRECT_ADDRESS = {key: cell_reader(symbol) for key, symbol in _DIRECT_SYMBOLS.items()}
 
 
-def direct_spec(n_inputs, output, min_elements, columns, kinds, buckets, modes, n_targets, program,
-                row_sum=NO_ROW_SUM):
-    """The int64 spec the direct cfunc reads (layout above)."""
-    parts = [[n_inputs, output, min_elements, len(kinds), len(program), row_sum], np.ravel(columns), kinds,
-             buckets, modes, n_targets, program]
-    return np.concatenate([np.asarray(p, np.int64).ravel() for p in parts])
+def direct_spec(n_inputs, min_elements, layer=None, summed=None, row_sum=NO_ROW_SUM):
+    """The int64 spec the direct cfunc reads (layout above) of ``layer``, the ``summed`` layer whose
+    ``row_sum`` is an output, or both: each (output index, columns table, kinds, buckets, modes,
+    n_targets, program)."""
+    layers = [x for x in (layer, summed) if x is not None]
+    n_first, first_program = (len(layer[2]), len(layer[6])) if layer is not None else (0, 0)
+    fields = [np.concatenate([np.asarray(x[f], np.int64).ravel() for x in layers]) for f in range(1, 7)]
+    head = [n_inputs, layer[0] if layer is not None else -1, min_elements, len(fields[1]), len(fields[5]), row_sum,
+            summed[0] if summed is not None else -1, n_first, first_program]
+    return np.concatenate([np.asarray(head, np.int64)] + fields)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _direct_layer(in_ptrs, in_shapes, spec_ptr, err):
-    """The spec's layer from the op's pointers, planned: (fill_rows' columns and layout, the array
-    the columns point into, to keep alive until they are filled, rows, width, whether to fill wide,
-    output index, row sum); ``err`` says when it cannot be."""
+def _direct_layers(in_ptrs, in_shapes, spec_ptr, err):
+    """The spec's layers from the op's pointers, planned: fill_rows' columns and layout, the array
+    the columns point into (to keep alive until they are filled), the layer's rows and width, the
+    summed layer's, whether to fill wide, and the code to return when ``err`` says one cannot be
+    (0 when both can: 1 the layer, SUM_FAILED the summed one)."""
     head = carray(spec_ptr, (HEAD,))
-    n_in, output, min_elements, n, n_program = head[0], head[1], head[2], head[3], head[4]
+    n_in, min_elements, n, n_program = head[0], head[2], head[3], head[4]
+    n_first, first_program = head[N_FIRST_AT], head[FIRST_PROGRAM_AT]
     spec = carray(spec_ptr, (HEAD + 7 * n + n_program,))
     at = HEAD + 3 * n
     kinds, buckets, modes, n_targets = spec[at:at + n], spec[at + n:at + 2 * n], spec[at + 2 * n:at + 3 * n], \
         spec[at + 3 * n:at + 4 * n]
+    program = spec[at + 4 * n:]
+    # one table for both layers: a string input's columns in each share their addresses (_same_ids)
     arrays, keep, elements = columns_from_inputs(carray(in_ptrs, (2 * n_in + 1,)), carray(in_shapes, (MAX_RANK * n_in,)),
                                                  spec[HEAD:at].reshape((n, 3)))
-    layout, rows, width, _ = plan_rows_by_address(arrays, kinds, buckets, modes, n_targets, spec[at + 4 * n:],
-                                                  np.zeros((0, 2), np.int64), err)
+    no_vectors = np.zeros((0, 2), np.int64)
+    layout, rows, width, _ = plan_rows_by_address(arrays[:n_first], kinds[:n_first], buckets[:n_first], modes[:n_first],
+                                                  n_targets[:n_first], program[:first_program], no_vectors, err)
+    sum_rows, sum_width, failed = np.int64(0), np.int64(0), np.int64(0 if err[0] == 0 else 1)
+    if n_first < n and failed == 0:
+        summed, sum_rows, sum_width, _ = plan_rows_by_address(arrays[n_first:], kinds[n_first:], buckets[n_first:],
+                                                              modes[n_first:], n_targets[n_first:],
+                                                              program[first_program:], no_vectors, err)
+        failed = 0 if err[0] == 0 else SUM_FAILED
+        both = np.empty((n, LAYOUT_FIELDS), np.int64)
+        for c in range(n):  # a loop: a slice assignment compiles its shape checks' messages
+            for f in range(LAYOUT_FIELDS):
+                both[c, f] = layout[c, f] if c < n_first else summed[c - n_first, f]
+            both[c, OUT] = 0 if c < n_first else 1
+        layout = both
     wide = in_ptrs[2 * n_in] == 0 and elements >= min_elements  # the op says whether it runs alone
-    return (arrays, kinds, buckets, modes, layout), keep, rows, width, wide, output, head[ROW_SUM_AT]
+    return (arrays, kinds, buckets, modes, layout), keep, rows, width, sum_rows, sum_width, wide, failed
+
+
+@njit(cache=True, nogil=True)
+def _twins_adjacent(arrays, kinds, buckets):
+    """The columns in their order but for each bag's twins (same strings and buckets), which follow
+    it: fill then hashes their strings once (_same_ids)."""
+    n = kinds.shape[0]
+    order, placed, k = np.empty(n, np.int64), np.zeros(n, np.bool_), 0
+    for c in range(n):
+        if placed[c]:
+            continue
+        for t in range(c, n):
+            if not placed[t] and (t == c or (kinds[c] == BAG and kinds[t] == BAG and buckets[t] == buckets[c]
+                                             and arrays[t, STRINGS] == arrays[c, STRINGS]
+                                             and arrays[t, IDS] == arrays[c, IDS])):
+                order[k], placed[t], k = t, True, k + 1
+    return order
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -738,38 +810,48 @@ def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
     """The layer, filled in TF's buffer. Returns the entry's codes: 0 done, 1 ``err`` says why,
     2 TF's allocation failed."""
     err = carray(errbuf, (ERR_BYTES,))
-    layer, keep, rows, width, wide, output, _ = _direct_layer(in_ptrs, in_shapes, spec_ptr, err)
-    if err[0] != 0:
-        return 1
+    layer, keep, rows, width, _, _, wide, failed = _direct_layers(in_ptrs, in_shapes, spec_ptr, err)
+    if failed != 0:
+        return failed
     arrays, kinds, buckets, modes, layout = layer
     dims = np.array([rows, width], np.int64)
-    address = call_alloc(alloc, ctx, output, 2, dims.ctypes.data)
+    address = call_alloc(alloc, ctx, carray(spec_ptr, (HEAD,))[1], 2, dims.ctypes.data)
     if address == 0 or dims[0] < 0:  # reading dims keeps it alive across the call
         return 2
-    fill_rows(arrays, kinds, buckets, modes, layout, carray(ptr_from_int(address, like.dtype), (rows, width)), wide, err)
+    out = carray(ptr_from_int(address, like.dtype), (rows, width))
+    fill_rows(arrays, kinds, buckets, modes, layout, np.arange(kinds.shape[0]), (out, out), wide, err)
     return 1 if err[0] != 0 else keep[0]  # 0; reading keep keeps the columns' ids alive across the fill
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _direct_row_sum(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
-    """``_direct`` for a spec with a row sum: the layer fills a scratch buffer of the call and its
-    rows are added up in Eigen's order (kernels/reduce.py) into TF's [rows, 1] or [rows]."""
+    """``_direct`` for a spec with a row sum: the summed layer fills a scratch buffer of the call
+    and its rows are added up in Eigen's order (kernels/reduce.py) into TF's [rows, 1] or [rows];
+    the layer, if the spec has one, fills TF's buffer in the same pass."""
     err = carray(errbuf, (ERR_BYTES,))
-    layer, keep, rows, width, wide, output, row_sum = _direct_layer(in_ptrs, in_shapes, spec_ptr, err)
-    if err[0] != 0:
-        return 1
+    layer, keep, rows, width, sum_rows, sum_width, wide, failed = _direct_layers(in_ptrs, in_shapes, spec_ptr, err)
+    if failed != 0:
+        return failed
     arrays, kinds, buckets, modes, layout = layer
+    head = carray(spec_ptr, (HEAD,))
     try:
-        scratch = np.empty((rows, width), like.dtype)
+        scratch = np.empty((sum_rows, sum_width), like.dtype)
     except Exception:
         set_error(err, OOM_PREFIX, " the feature layer's rows before their sum")
-        return 1
-    fill_rows(arrays, kinds, buckets, modes, layout, scratch, wide, err)
+        return SUM_FAILED
+    out = scratch  # no column of the layer when the spec has none
+    if head[N_FIRST_AT] > 0:
+        dims = np.array([rows, width], np.int64)
+        address = call_alloc(alloc, ctx, head[1], 2, dims.ctypes.data)
+        if address == 0 or dims[0] < 0:  # reading dims keeps it alive across the call
+            return 2
+        out = carray(ptr_from_int(address, like.dtype), (rows, width))
+    fill_rows(arrays, kinds, buckets, modes, layout, _twins_adjacent(arrays, kinds, buckets), (out, scratch), wide, err)
     if err[0] != 0 or keep[0] != 0:  # keep[0] is 0; reading it keeps the columns' ids alive across the fill
         return 1
     sums = sum_rows_as_tf(scratch)
-    dims = np.array([rows, 1], np.int64)
-    address = call_alloc(alloc, ctx, output, 2 if row_sum == ROW_SUM_KEEP else 1, dims.ctypes.data)
+    dims = np.array([sum_rows, 1], np.int64)
+    address = call_alloc(alloc, ctx, head[SUM_OUTPUT_AT], 2 if head[ROW_SUM_AT] == ROW_SUM_KEEP else 1, dims.ctypes.data)
     if address == 0 or dims[0] < 0:
         return 2
     copy_to(address, sums)  # not a slice assignment (abi.copy_to says why)
