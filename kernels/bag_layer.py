@@ -235,65 +235,62 @@ def _find_pooled_miss(flat, raw, shape, num_buckets, n_table, err):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _same_ids(arrays, buckets, layout, a, c):
-    """Whether bag ``c`` hashes to the ids bag ``a`` (>= 0) hashed: the same strings (the direct
-    path's columns of one input share their addresses), buckets and rows."""
-    return (a >= 0 and arrays[a, IDS] == arrays[c, IDS] and arrays[a, N_IDS] == arrays[c, N_IDS]
+def _same_ids(arrays, kinds, buckets, layout, a, c):
+    """Whether bags ``a`` and ``c`` hash to the same ids: the same strings (the direct path's
+    columns of one input share their addresses), buckets and rows."""
+    return (kinds[a] == BAG and kinds[c] == BAG and arrays[a, IDS] == arrays[c, IDS] and arrays[a, N_IDS] == arrays[c, N_IDS]
             and arrays[a, STRINGS] == arrays[c, STRINGS] and arrays[a, N_STRING_BYTES] == arrays[c, N_STRING_BYTES]
             and buckets[a] == buckets[c] and layout[a, ROWS] == layout[c, ROWS] and layout[a, INNER] == layout[c, INNER])
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _fill_block(b, args):
-    """Rows [b * BLOCK, (b + 1) * BLOCK) of every bag, pooled and laid into its output
-    (``outs[layout[c, OUT]]``), the columns in ``order``: a bag whose ids the bag before it hashed
-    (``_same_ids``; wide & deep's wide and deep columns of one feature) pools them again unhashed.
-    It sets ``failed[0]`` (blocks may run on other threads) to NO_SCRATCH or NO_POOL_TASK."""
-    arrays, kinds, buckets, modes, layout, order, outs, failed = args
+    """Rows [b * BLOCK, (b + 1) * BLOCK) of every bag, pooled and laid into its output, the
+    columns in the order of ``visits`` (fill_layers'): a bag that reuses the ids the bag before it
+    hashed (wide & deep's wide and deep columns of one feature) pools them unhashed. It sets
+    ``failed[0]`` (blocks may run on other threads) to NO_SCRATCH or NO_POOL_TASK."""
+    arrays, kinds, buckets, modes, layout, visits, out, outputs, failed = args
     r0 = b * BLOCK
     most = 1  # the block's ids: its rows' strings, not a whole block of the widest column's
     for c in range(layout.shape[0]):
         most = max(most, (min(layout[c, ROWS], r0 + BLOCK) - r0) * layout[c, INNER])
     try:  # a row may hold any number of strings
         idbuf = np.empty(2 * most, np.int64)  # twice: the pool task lists places in the second half
-        sums = np.empty(BLOCK * _largest(layout[:, WIDTH], 1), outs[0].dtype)  # zeroed where used
+        sums = np.empty(BLOCK * _largest(layout[:, WIDTH], 1), out.dtype)  # zeroed where used
     except Exception:
         failed[0] = NO_SCRATCH
         return
     starts = np.empty(BLOCK + 1, np.int64)
     runs = np.arange(r0, r0 + BLOCK)
     local = np.arange(BLOCK)
-    hashed = -1  # the bag whose ids idbuf and starts hold
-    for k in range(order.shape[0]):
-        c = order[k]
+    for k in range(visits.shape[0]):
+        c = visits[k, 0]
         rows, inner, width = layout[c, ROWS], layout[c, INNER], layout[c, WIDTH]
         out_width, column = layout[c, OUT_WIDTH], layout[c, COLUMN]
         m = min(rows, r0 + BLOCK) - r0
         if m <= 0:
             continue
-        out = outs[layout[c, OUT]]
+        dest = _output(outputs, layout[c, OUT], out.dtype)
         table = carray(ptr_from_int(arrays[c, TABLE], out.dtype), (arrays[c, TABLE_ROWS], arrays[c, TABLE_WIDTH]))
         if kinds[c] == DENSE:
             for i in range(m):
                 for j in range(width):
-                    out[r0 + i, column + j] = table[r0 + i, j]
+                    dest[r0 + i, column + j] = table[r0 + i, j]
             continue
         if kinds[c] == POOLED:  # the pool task's (_pool_block), in idbuf
             if not pool_by_address(args, c, r0, idbuf):
                 failed[0] = NO_POOL_TASK
-            hashed = -1
             continue
-        if not _same_ids(arrays, buckets, layout, hashed, c):
+        if visits[k, 1] == 0:  # not the ids idbuf holds
             raw = carray(ptr_from_int(arrays[c, STRINGS], np.uint8), (arrays[c, N_STRING_BYTES],))
             string_ids = carray(ptr_from_int(arrays[c, IDS], np.int64), (arrays[c, N_IDS],))
             hash_rows(string_ids, raw, raw[:0], r0, m, inner, np.uint64(buckets[c]), idbuf, starts)
-            hashed = c
         if out_width == width:  # the bag's rows are the output's: pooled in place
             for i in range(m):
                 if starts[i] == starts[i + 1]:  # an empty row pools to zeros
                     for j in range(width):
-                        out[r0 + i, column + j] = 0
-            reduce_runs(table, idbuf, starts[:m + 1], runs[:m], modes[c], out, column)
+                        dest[r0 + i, column + j] = 0
+            reduce_runs(table, idbuf, starts[:m + 1], runs[:m], modes[c], dest, column)
         else:  # reshaped to other rows: element f of the bag is element f of its output slice
             acc = sums[:m * width].reshape((m, width))
             acc[:] = 0
@@ -301,7 +298,14 @@ def _fill_block(b, args):
             for i in range(m):
                 for j in range(width):
                     f = (r0 + i) * width + j
-                    out[f // out_width, column + f % out_width] = acc[i, j]
+                    dest[f // out_width, column + f % out_width] = acc[i, j]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _output(outputs, o, dtype):
+    """fill_rows' output ``o`` from its (address, rows, width): a select of two arrays in the
+    blocks compiled for ~0.3 s more (their references counted), this for none."""
+    return carray(ptr_from_int(outputs[o, 0], dtype), (outputs[o, 1], outputs[o, 2]))
 
 
 @njit(cache=True, nogil=True)
@@ -320,26 +324,55 @@ def _check_filled(failed, err):
 @njit(cache=True, nogil=True)
 def fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout, out, wide, err):
     """``fill_rows`` of the columns' Lists."""
-    fill_rows(_column_arrays(ids, None, tstrings, tables, out), kinds, buckets, modes, layout,
-              np.arange(layout.shape[0]), (out, out), wide, err)
+    fill_rows(_column_arrays(ids, None, tstrings, tables, out), kinds, buckets, modes, layout, out, wide, err)
 
 
 @njit(cache=True, nogil=True)
-def fill_rows(arrays, kinds, buckets, modes, layout, order, outs, wide, err):
-    """Computes the planned layers of the columns ``arrays`` (COLUMN_FIELDS rows, tables of the
-    outputs' dtype) into ``outs`` (column c's is ``outs[layout[c, OUT]]``, [rows, width], C
-    order), the columns of a block in ``order``: its blocks on the op's intra-op threads when
-    ``wide`` (kernels/parallel.py), else on this thread. Layers of a dtype with a blocks task
-    need it compiled first (``compile_layer``)."""
-    ok = layout.shape[1] == LAYOUT_FIELDS and order.shape[0] == layout.shape[0]  # the blocks index by them
+def fill_rows(arrays, kinds, buckets, modes, layout, out, wide, err):
+    """Computes the planned layer of the columns ``arrays`` (COLUMN_FIELDS rows, tables of
+    ``out``'s dtype) into ``out`` ([rows, width], C order): its blocks on the op's intra-op
+    threads when ``wide`` (kernels/parallel.py), else on this thread. Layers of a dtype with a
+    blocks task need it compiled first (``compile_layer``)."""
+    order = np.zeros((layout.shape[0], 2), np.int64)  # in order, none reusing another's ids
+    for c in range(layout.shape[0]):
+        order[c, 0] = c
+    _fill(arrays, kinds, buckets, modes, layout, order, out, out, wide, err)
+
+
+@njit(cache=True, nogil=True)
+def fill_layers(arrays, kinds, buckets, modes, layout, visits, out, summed, wide, err):
+    """``fill_rows`` of two layers in one pass: column c into ``summed`` if ``layout[c, OUT]`` is
+    1, else into ``out``, the columns of a block in the order of ``visits``, [column, whether it
+    may reuse the ids the column before it hashed] rows (``direct_spec``), a reuse kept only where
+    ``_same_ids`` confirms it (a kept one whose ids hash past the table would read past it)."""
+    n = layout.shape[0]
+    ok = visits.shape[0] == n and visits.shape[1] == 2 and layout.shape[1] == LAYOUT_FIELDS
+    order = np.empty((n, 2), np.int64)
+    for k in range(n if ok else 0):
+        c = visits[k, 0]
+        ok = ok and 0 <= c < n
+        order[k, 0] = c
+        order[k, 1] = ok and k > 0 and visits[k, 1] != 0 and _same_ids(arrays, kinds, buckets, layout, order[k - 1, 0], c)
+    if not ok:
+        set_error(err, "tf_blade: a feature layer's visits do not name its columns")
+        return
+    _fill(arrays, kinds, buckets, modes, layout, order, out, summed, wide, err)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _fill(arrays, kinds, buckets, modes, layout, order, out, summed, wide, err):
+    ok = layout.shape[1] == LAYOUT_FIELDS  # the blocks index by its fields, and by OUT the outputs
     for c in range(layout.shape[0] if ok else 0):
-        ok = ok and 0 <= order[c] < layout.shape[0] and 0 <= layout[c, OUT] <= 1
+        ok = ok and 0 <= layout[c, OUT] <= 1
     if not ok:
         set_error(err, "tf_blade: a feature layer's layout does not match its columns and outputs")
         return
+    outputs = np.empty((2, 3), np.int64)  # (address, rows, width) of each: _output
+    outputs[0, 0], outputs[0, 1], outputs[0, 2] = out.ctypes.data, out.shape[0], out.shape[1]
+    outputs[1, 0], outputs[1, 1], outputs[1, 2] = summed.ctypes.data, summed.shape[0], summed.shape[1]
     # Copies: the task reads plain arrays (constants are read-only ones)
-    args = (arrays, kinds.copy(), buckets.copy(), modes.copy(), layout, order, outs, np.zeros(1, np.uint8))
-    blocks = _blocks(layout) if outs[0].size + outs[1].size > 0 else 0
+    args = (arrays, kinds.copy(), buckets.copy(), modes.copy(), layout, order, out, outputs, np.zeros(1, np.uint8))
+    blocks = _blocks(layout) if out.size + summed.size > 0 else 0
     ran = blocks == 0 or (wide and blocks > 1 and run_blocks(_blocks_address(args), blocks, args)) or _fill_here(args, blocks)
     if not ran:
         set_error(err, NOT_COMPILED)
@@ -376,7 +409,7 @@ def _fill_here_impl(args, blocks):
 # The blocks task of each dtype: a cfunc over fill_rows' argument tuple.
 def _args_type(dtype):
     ints, table = types.Array(types.int64, 1, "C"), types.Array(types.int64, 2, "C")
-    return types.Tuple((table, ints, ints, ints, table, ints, types.UniTuple(types.Array(dtype, 2, "C"), 2),
+    return types.Tuple((table, ints, ints, ints, table, table, types.Array(dtype, 2, "C"), table,
                         types.Array(types.uint8, 1, "C")))
 
 
@@ -478,8 +511,8 @@ def _pool_block(args, c, r0, ids):
     pooled k at a time, a table of one column through its own task. False when that task is not
     compiled. Scratch from the block, not allocated here: an allocation a column and block took
     keras-prep's layer at 4096 rows 1.84-1.88 -> 2.03-2.19 ms (two threads)."""
-    arrays, kinds, buckets, modes, layout, _, outs, _ = args
-    out = outs[layout[c, OUT]]
+    arrays, kinds, buckets, modes, layout, _, like, outputs, _ = args
+    out = _output(outputs, layout[c, OUT], like.dtype)
     m, inner = min(layout[c, ROWS], r0 + BLOCK) - r0, layout[c, INNER]
     n = m * inner
     raw = carray(ptr_from_int(arrays[c, STRINGS], np.uint8), (arrays[c, N_STRING_BYTES],))
@@ -727,7 +760,8 @@ def _blocks_address_impl(args):
 # over its rows' axis (in Eigen's order for the dtype, kernels/reduce.py) kept as [rows, 1]
 # (ROW_SUM_KEEP) or [rows] (ROW_SUM_DROP) in the row sum's output: wide & deep's wide logit, whose
 # layer is a scratch buffer of the call. A spec of both (wide & deep's deep and wide layers, over
-# the same string inputs) fills them in one pass, hashing a feature's strings once for both.
+# the same string inputs) fills them in one pass, hashing a feature's strings once for both: a
+# spec with a row sum ends with fill_rows' visits (n x 2, ``_twins_adjacent``).
 HEAD = 9
 ROW_SUM_AT, SUM_OUTPUT_AT, N_FIRST_AT, FIRST_PROGRAM_AT = 5, 6, 7, 8
 NO_ROW_SUM, ROW_SUM_KEEP, ROW_SUM_DROP = range(3)
@@ -749,60 +783,52 @@ def direct_spec(n_inputs, min_elements, layer=None, summed=None, row_sum=NO_ROW_
     fields = [np.concatenate([np.asarray(x[f], np.int64).ravel() for x in layers]) for f in range(1, 7)]
     head = [n_inputs, layer[0] if layer is not None else -1, min_elements, len(fields[1]), len(fields[5]), row_sum,
             summed[0] if summed is not None else -1, n_first, first_program]
-    return np.concatenate([np.asarray(head, np.int64)] + fields)
+    return np.concatenate([np.asarray(head, np.int64)] + fields + ([_twins_adjacent(*fields[:3])] if summed is not None else []))
+
+
+def _twins_adjacent(columns, kinds, buckets):
+    """The row-sum cfunc's visits (fill_layers): the columns in their order but for each bag's twins
+    (its string input in the same buckets), which follow it and may reuse its ids, so that fill
+    hashes the strings once. Worked out here, not a call: ~0.3 s of the cfunc's compile."""
+    columns = np.reshape(columns, (-1, 3))
+    visits, placed = [], set()
+    for c in range(len(kinds)):
+        twins = [t for t in range(c + 1, len(kinds)) if t not in placed and kinds[c] == kinds[t] == BAG
+                 and columns[t][0] == columns[c][0] >= 0 and buckets[t] == buckets[c]]
+        if c not in placed:
+            visits += [[c, 0]] + [[t, 1] for t in twins]
+            placed.update([c] + twins)
+    return np.asarray(visits, np.int64).ravel()
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _direct_layers(in_ptrs, in_shapes, spec_ptr, err):
-    """The spec's layers from the op's pointers, planned: fill_rows' columns and layout, the array
-    the columns point into (to keep alive until they are filled), the layer's rows and width, the
-    summed layer's, whether to fill wide, and the code to return when ``err`` says one cannot be
-    (0 when both can: 1 the layer, SUM_FAILED the summed one)."""
+def _direct_columns(in_ptrs, in_shapes, spec_ptr):
+    """The spec's columns from the op's pointers: (head, fill_rows' columns, the array they point
+    into, to keep alive until they are filled, kinds, buckets, modes, n_targets, the shape program,
+    whether to fill wide)."""
     head = carray(spec_ptr, (HEAD,))
     n_in, min_elements, n, n_program = head[0], head[2], head[3], head[4]
-    n_first, first_program = head[N_FIRST_AT], head[FIRST_PROGRAM_AT]
     spec = carray(spec_ptr, (HEAD + 7 * n + n_program,))
     at = HEAD + 3 * n
     kinds, buckets, modes, n_targets = spec[at:at + n], spec[at + n:at + 2 * n], spec[at + 2 * n:at + 3 * n], \
         spec[at + 3 * n:at + 4 * n]
-    program = spec[at + 4 * n:]
-    # one table for both layers: a string input's columns in each share their addresses (_same_ids)
+    # one table for a spec's two layers: a string input's columns in each share their addresses (_same_ids)
     arrays, keep, elements = columns_from_inputs(carray(in_ptrs, (2 * n_in + 1,)), carray(in_shapes, (MAX_RANK * n_in,)),
                                                  spec[HEAD:at].reshape((n, 3)))
-    no_vectors = np.zeros((0, 2), np.int64)
-    layout, rows, width, _ = plan_rows_by_address(arrays[:n_first], kinds[:n_first], buckets[:n_first], modes[:n_first],
-                                                  n_targets[:n_first], program[:first_program], no_vectors, err)
-    sum_rows, sum_width, failed = np.int64(0), np.int64(0), np.int64(0 if err[0] == 0 else 1)
-    if n_first < n and failed == 0:
-        summed, sum_rows, sum_width, _ = plan_rows_by_address(arrays[n_first:], kinds[n_first:], buckets[n_first:],
-                                                              modes[n_first:], n_targets[n_first:],
-                                                              program[first_program:], no_vectors, err)
-        failed = 0 if err[0] == 0 else SUM_FAILED
-        both = np.empty((n, LAYOUT_FIELDS), np.int64)
-        for c in range(n):  # a loop: a slice assignment compiles its shape checks' messages
-            for f in range(LAYOUT_FIELDS):
-                both[c, f] = layout[c, f] if c < n_first else summed[c - n_first, f]
-            both[c, OUT] = 0 if c < n_first else 1
-        layout = both
     wide = in_ptrs[2 * n_in] == 0 and elements >= min_elements  # the op says whether it runs alone
-    return (arrays, kinds, buckets, modes, layout), keep, rows, width, sum_rows, sum_width, wide, failed
+    return head, arrays, keep, kinds, buckets, modes, n_targets, spec[at + 4 * n:], wide
 
 
 @njit(cache=True, nogil=True)
-def _twins_adjacent(arrays, kinds, buckets):
-    """The columns in their order but for each bag's twins (same strings and buckets), which follow
-    it: fill then hashes their strings once (_same_ids)."""
-    n = kinds.shape[0]
-    order, placed, k = np.empty(n, np.int64), np.zeros(n, np.bool_), 0
-    for c in range(n):
-        if placed[c]:
-            continue
-        for t in range(c, n):
-            if not placed[t] and (t == c or (kinds[c] == BAG and kinds[t] == BAG and buckets[t] == buckets[c]
-                                             and arrays[t, STRINGS] == arrays[c, STRINGS]
-                                             and arrays[t, IDS] == arrays[c, IDS])):
-                order[k], placed[t], k = t, True, k + 1
-    return order
+def _stacked(layout, summed):
+    """The layouts of a spec's layer and summed layer as one, the summed one's columns to OUT 1."""
+    n = layout.shape[0]
+    both = np.empty((n + summed.shape[0], LAYOUT_FIELDS), np.int64)
+    for c in range(both.shape[0]):  # a loop: a slice assignment compiles its shape checks' messages
+        for f in range(LAYOUT_FIELDS):
+            both[c, f] = layout[c, f] if c < n else summed[c - n, f]
+        both[c, OUT] = 0 if c < n else 1
+    return both
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -810,16 +836,17 @@ def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
     """The layer, filled in TF's buffer. Returns the entry's codes: 0 done, 1 ``err`` says why,
     2 TF's allocation failed."""
     err = carray(errbuf, (ERR_BYTES,))
-    layer, keep, rows, width, _, _, wide, failed = _direct_layers(in_ptrs, in_shapes, spec_ptr, err)
-    if failed != 0:
-        return failed
-    arrays, kinds, buckets, modes, layout = layer
+    head, arrays, keep, kinds, buckets, modes, n_targets, program, wide = _direct_columns(in_ptrs, in_shapes, spec_ptr)
+    layout, rows, width, _ = plan_rows_by_address(arrays, kinds, buckets, modes, n_targets, program,
+                                                  np.zeros((0, 2), np.int64), err)
+    if err[0] != 0:
+        return 1
     dims = np.array([rows, width], np.int64)
-    address = call_alloc(alloc, ctx, carray(spec_ptr, (HEAD,))[1], 2, dims.ctypes.data)
+    address = call_alloc(alloc, ctx, head[1], 2, dims.ctypes.data)
     if address == 0 or dims[0] < 0:  # reading dims keeps it alive across the call
         return 2
     out = carray(ptr_from_int(address, like.dtype), (rows, width))
-    fill_rows(arrays, kinds, buckets, modes, layout, np.arange(kinds.shape[0]), (out, out), wide, err)
+    fill_rows(arrays, kinds, buckets, modes, layout, out, wide, err)
     return 1 if err[0] != 0 else keep[0]  # 0; reading keep keeps the columns' ids alive across the fill
 
 
@@ -827,26 +854,35 @@ def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
 def _direct_row_sum(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
     """``_direct`` for a spec with a row sum: the summed layer fills a scratch buffer of the call
     and its rows are added up in Eigen's order (kernels/reduce.py) into TF's [rows, 1] or [rows];
-    the layer, if the spec has one, fills TF's buffer in the same pass."""
+    the layer, if the spec has one, fills TF's buffer in the same pass. Returns SUM_FAILED for an
+    error of the summed layer."""
     err = carray(errbuf, (ERR_BYTES,))
-    layer, keep, rows, width, sum_rows, sum_width, wide, failed = _direct_layers(in_ptrs, in_shapes, spec_ptr, err)
-    if failed != 0:
-        return failed
-    arrays, kinds, buckets, modes, layout = layer
-    head = carray(spec_ptr, (HEAD,))
+    head, arrays, keep, kinds, buckets, modes, n_targets, program, wide = _direct_columns(in_ptrs, in_shapes, spec_ptr)
+    n, p = head[N_FIRST_AT], head[FIRST_PROGRAM_AT]  # the layer's columns and program
+    no_vectors = np.zeros((0, 2), np.int64)
+    layout, rows, width, _ = plan_rows_by_address(arrays[:n], kinds[:n], buckets[:n], modes[:n], n_targets[:n],
+                                                  program[:p], no_vectors, err)
+    if err[0] != 0:
+        return 1
+    summed, sum_rows, sum_width, _ = plan_rows_by_address(arrays[n:], kinds[n:], buckets[n:], modes[n:], n_targets[n:],
+                                                          program[p:], no_vectors, err)
+    if err[0] != 0:
+        return SUM_FAILED
     try:
         scratch = np.empty((sum_rows, sum_width), like.dtype)
     except Exception:
         set_error(err, OOM_PREFIX, " the feature layer's rows before their sum")
         return SUM_FAILED
     out = scratch  # no column of the layer when the spec has none
-    if head[N_FIRST_AT] > 0:
+    if n > 0:
         dims = np.array([rows, width], np.int64)
         address = call_alloc(alloc, ctx, head[1], 2, dims.ctypes.data)
         if address == 0 or dims[0] < 0:  # reading dims keeps it alive across the call
             return 2
         out = carray(ptr_from_int(address, like.dtype), (rows, width))
-    fill_rows(arrays, kinds, buckets, modes, layout, _twins_adjacent(arrays, kinds, buckets), (out, scratch), wide, err)
+    n_columns, visits_at = kinds.shape[0], HEAD + 7 * kinds.shape[0] + head[4]
+    visits = carray(spec_ptr, (visits_at + 2 * n_columns,))[visits_at:].reshape((n_columns, 2))
+    fill_layers(arrays, kinds, buckets, modes, _stacked(layout, summed), visits, out, scratch, wide, err)
     if err[0] != 0 or keep[0] != 0:  # keep[0] is 0; reading it keeps the columns' ids alive across the fill
         return 1
     sums = sum_rows_as_tf(scratch)

@@ -283,13 +283,39 @@ def test_a_layer_and_a_sum_of_a_layers_rows_are_filled_in_one_library_call():
         assert nodes[0] and nodes[0][0].startswith(getattr(module, layer).name + "/") and nodes[0][0] in nodes[1]
 
 
-def test_twins_of_a_bag_are_filled_after_it():
-    # columns 0 and 2 read one input in the same buckets, 3 the same input in others, 1 another
-    arrays = np.zeros((5, bag_layer.COLUMN_FIELDS), np.int64)
-    arrays[:, bag_layer.STRINGS] = [100, 200, 100, 100, 0]
-    kinds = np.array([bag_layer.BAG] * 4 + [bag_layer.DENSE], np.int64)
-    buckets = np.array([10, 10, 10, 11, 0], np.int64)
-    assert list(bag_layer._twins_adjacent(arrays, kinds, buckets)) == [0, 2, 1, 3, 4]
+def test_twins_of_a_bag_are_visited_after_it():
+    # columns 0 and 2 read input 5 in the same buckets, 3 the same input in others, 1 another input;
+    # 4 is numeric: the row-sum spec ends with the visits, a twin after its bag
+    columns = [[5, 2, 9], [6, 2, 10], [5, 2, 11], [5, 2, 12], [-1, 0, 13]]
+    kinds = [bag_layer.BAG] * 4 + [bag_layer.DENSE]
+    buckets = [10, 10, 10, 11, 0]
+    layer = (0, columns[:3], kinds[:3], buckets[:3], [0] * 3, [0] * 3, [])
+    summed = (1, columns[3:], kinds[3:], buckets[3:], [0] * 2, [0] * 2, [])
+    spec = bag_layer.direct_spec(14, 0, layer, summed, bag_layer.ROW_SUM_KEEP)
+    assert spec[-10:].reshape(5, 2).tolist() == [[0, 0], [2, 1], [1, 0], [3, 0], [4, 0]]
+    assert len(bag_layer.direct_spec(14, 0, layer)) == bag_layer.HEAD + 7 * 3  # no visits without a row sum
+
+
+@pytest.mark.parametrize("visits", [[[0, 0], [1, 1]], [[1, 1], [0, 0]]])
+def test_fill_reuses_ids_only_where_the_columns_hash_the_same(visits):
+    # A visit that claims the ids of the column before it (other buckets, or none before) hashes its own.
+    ids, raw = List([np.arange(3), np.arange(3)]), List([tstrings_from_bytes([b"a", b"b", b"c"])] * 2)
+    tabs = List([np.arange(40, dtype=np.float32).reshape(20, 2), np.arange(8, dtype=np.float32).reshape(4, 2)])
+    kinds, buckets, zero = np.zeros(2, np.int64), np.array([20, 4], np.int64), np.zeros(2, np.int64)
+    layout = np.array([[3, 1, 2, 2, 0, 0], [3, 1, 2, 2, 2, 0]], np.int64)
+    got, want = (np.full((3, 4), np.nan, np.float32) for _ in range(2))
+    err = new_error_buffer()
+    bag_layer.compile_layer("float32")
+    _fill_visiting(ids, raw, tabs, kinds, buckets, zero, layout, np.array(visits, np.int64), got, err)
+    _fill_visiting(ids, raw, tabs, kinds, buckets, zero, layout, np.array([[0, 0], [1, 0]], np.int64), want, err)
+    assert err[0] == 0 and not np.isnan(got).any()
+    np.testing.assert_array_equal(got, want)
+
+
+@njit
+def _fill_visiting(ids, raw, tabs, kinds, buckets, modes, layout, visits, out, err):
+    bag_layer.fill_layers(bag_layer._column_arrays(ids, None, raw, tabs, out), kinds, buckets, modes, layout, visits,
+                          out, out, False, err)
 
 
 def test_a_layer_the_library_cannot_take_is_planned_and_filled_by_its_template(monkeypatch, rng):
@@ -581,6 +607,10 @@ def test_a_layout_the_blocks_would_read_past_fails_the_fill(layout):
     bag_layer.fill_wide(ids, raw, tabs, zero, np.full(1, 4, np.int64), zero, np.array(layout, np.int64), out, False, err)
     assert error_text(err) == "tf_blade: a feature layer's layout does not match its columns and outputs"
     assert np.isnan(out).all()
+    err = new_error_buffer()  # visits naming no column
+    _fill_visiting(ids, raw, tabs, zero, np.full(1, 4, np.int64), zero, np.zeros((1, 6), np.int64),
+                   np.array([[1, 0]], np.int64), out, err)
+    assert error_text(err) == "tf_blade: a feature layer's visits do not name its columns" and np.isnan(out).all()
 
 
 @pytest.mark.parametrize("wide", [False, True])
