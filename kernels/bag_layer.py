@@ -302,9 +302,11 @@ def _fill_block(b, args):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _output(outputs, o, dtype):
-    """fill_rows' output ``o`` from its (address, rows, width): a select of two arrays in the
-    blocks compiled for ~0.3 s more (their references counted), this for none."""
+def _output(outputs, out, dtype):
+    """The output a layout's OUT field names (any but 0 the second) from their (address, rows,
+    width): a select of two arrays in the blocks compiled for ~0.3 s more (their references
+    counted), this for none."""
+    o = np.int64(out != 0)
     return carray(ptr_from_int(outputs[o, 0], dtype), (outputs[o, 1], outputs[o, 2]))
 
 
@@ -361,11 +363,8 @@ def fill_layers(arrays, kinds, buckets, modes, layout, visits, out, summed, wide
 
 @njit(cache=True, nogil=True, inline="always")
 def _fill(arrays, kinds, buckets, modes, layout, order, out, summed, wide, err):
-    ok = layout.shape[1] == LAYOUT_FIELDS  # the blocks index by its fields, and by OUT the outputs
-    for c in range(layout.shape[0] if ok else 0):
-        ok = ok and 0 <= layout[c, OUT] <= 1
-    if not ok:
-        set_error(err, "tf_blade: a feature layer's layout does not match its columns and outputs")
+    if layout.shape[1] != LAYOUT_FIELDS:  # the blocks index by its fields
+        set_error(err, "tf_blade: a feature layer's layout does not match its columns")
         return
     outputs = np.empty((2, 3), np.int64)  # (address, rows, width) of each: _output
     outputs[0, 0], outputs[0, 1], outputs[0, 2] = out.ctypes.data, out.shape[0], out.shape[1]
