@@ -36,10 +36,7 @@ from .string_bag import bag_rows, find_bucket_miss, hash_every_string, hash_rows
 from .strings import TSTRING_BYTES, put_into
 
 BLOCK = 128 # rows per task: a block's ids and sums stay in L1 while its columns are pooled
-# A column's entries in ``plan_rows``' layout; OUT: which of fill's outputs it goes to (0 the
-# layer, 1 the layer whose rows the direct cfunc sums: wide & deep's wide part beside its deep one).
-ROWS, INNER, WIDTH, OUT_WIDTH, COLUMN, OUT = range(6)
-LAYOUT_FIELDS = 6
+ROWS, INNER, WIDTH, OUT_WIDTH, COLUMN = range(5)  # a column's entries in ``plan_rows``' layout
 # The shape program: per column its new_shape, then its Reshape targets, each vector written as
 # [n, kind, value, kind, value, ...]: element i is ``value`` (CONST), dim ``value`` of the
 # column's strings (STRINGS_DIM) or table (TABLE_DIM); [1, RUNTIME, m] is runtime vector m.
@@ -183,7 +180,7 @@ def plan_rows(arrays, kinds, buckets, modes, n_targets, program, vector_rows, er
     (COLUMN_FIELDS rows). layout[c]: the bag's rows, strings per row (inner), width, its width in
     the output after its Reshapes, its first output column."""
     n = arrays.shape[0]
-    layout = np.zeros((n, LAYOUT_FIELDS), np.int64)
+    layout = np.zeros((n, 5), np.int64)
     first = np.zeros(2, np.int64)
     total = 0
     at = np.int64(0)  # not a literal 0: _vector would compile for that type too
@@ -235,21 +232,10 @@ def _find_pooled_miss(flat, raw, shape, num_buckets, n_table, err):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _same_ids(arrays, kinds, buckets, layout, a, c):
-    """Whether bags ``a`` and ``c`` hash to the same ids: the same strings (the direct path's
-    columns of one input share their addresses), buckets and rows."""
-    return (kinds[a] == BAG and kinds[c] == BAG and arrays[a, IDS] == arrays[c, IDS] and arrays[a, N_IDS] == arrays[c, N_IDS]
-            and arrays[a, STRINGS] == arrays[c, STRINGS] and arrays[a, N_STRING_BYTES] == arrays[c, N_STRING_BYTES]
-            and buckets[a] == buckets[c] and layout[a, ROWS] == layout[c, ROWS] and layout[a, INNER] == layout[c, INNER])
-
-
-@njit(cache=True, nogil=True, inline="always")
 def _fill_block(b, args):
-    """Rows [b * BLOCK, (b + 1) * BLOCK) of every bag, pooled and laid into its output, the
-    columns in the order of ``visits`` (fill_layers'): a bag that reuses the ids the bag before it
-    hashed (wide & deep's wide and deep columns of one feature) pools them unhashed. It sets
+    """Rows [b * BLOCK, (b + 1) * BLOCK) of every bag, pooled and laid into ``out``. It sets
     ``failed[0]`` (blocks may run on other threads) to NO_SCRATCH or NO_POOL_TASK."""
-    arrays, kinds, buckets, modes, layout, visits, out, outputs, failed = args
+    arrays, kinds, buckets, modes, layout, out, failed = args
     r0 = b * BLOCK
     most = 1  # the block's ids: its rows' strings, not a whole block of the widest column's
     for c in range(layout.shape[0]):
@@ -263,34 +249,31 @@ def _fill_block(b, args):
     starts = np.empty(BLOCK + 1, np.int64)
     runs = np.arange(r0, r0 + BLOCK)
     local = np.arange(BLOCK)
-    for k in range(visits.shape[0]):
-        c = visits[k, 0]
+    for c in range(layout.shape[0]):
         rows, inner, width = layout[c, ROWS], layout[c, INNER], layout[c, WIDTH]
         out_width, column = layout[c, OUT_WIDTH], layout[c, COLUMN]
         m = min(rows, r0 + BLOCK) - r0
         if m <= 0:
             continue
-        dest = _output(outputs, layout[c, OUT], out.dtype)
         table = carray(ptr_from_int(arrays[c, TABLE], out.dtype), (arrays[c, TABLE_ROWS], arrays[c, TABLE_WIDTH]))
         if kinds[c] == DENSE:
             for i in range(m):
                 for j in range(width):
-                    dest[r0 + i, column + j] = table[r0 + i, j]
+                    out[r0 + i, column + j] = table[r0 + i, j]
             continue
-        if kinds[c] == POOLED:  # the pool task's (_pool_block), in idbuf
+        if kinds[c] == POOLED:  # the pool task's (_pool_block)
             if not pool_by_address(args, c, r0, idbuf):
                 failed[0] = NO_POOL_TASK
             continue
-        if visits[k, 1] == 0:  # not the ids idbuf holds
-            raw = carray(ptr_from_int(arrays[c, STRINGS], np.uint8), (arrays[c, N_STRING_BYTES],))
-            string_ids = carray(ptr_from_int(arrays[c, IDS], np.int64), (arrays[c, N_IDS],))
-            hash_rows(string_ids, raw, raw[:0], r0, m, inner, np.uint64(buckets[c]), idbuf, starts)
+        raw = carray(ptr_from_int(arrays[c, STRINGS], np.uint8), (arrays[c, N_STRING_BYTES],))
+        string_ids = carray(ptr_from_int(arrays[c, IDS], np.int64), (arrays[c, N_IDS],))
+        hash_rows(string_ids, raw, raw[:0], r0, m, inner, np.uint64(buckets[c]), idbuf, starts)
         if out_width == width:  # the bag's rows are the output's: pooled in place
             for i in range(m):
                 if starts[i] == starts[i + 1]:  # an empty row pools to zeros
                     for j in range(width):
-                        dest[r0 + i, column + j] = 0
-            reduce_runs(table, idbuf, starts[:m + 1], runs[:m], modes[c], dest, column)
+                        out[r0 + i, column + j] = 0
+            reduce_runs(table, idbuf, starts[:m + 1], runs[:m], modes[c], out, column)
         else:  # reshaped to other rows: element f of the bag is element f of its output slice
             acc = sums[:m * width].reshape((m, width))
             acc[:] = 0
@@ -298,16 +281,7 @@ def _fill_block(b, args):
             for i in range(m):
                 for j in range(width):
                     f = (r0 + i) * width + j
-                    dest[f // out_width, column + f % out_width] = acc[i, j]
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _output(outputs, out, dtype):
-    """The output a layout's OUT field names (any but 0 the second) from their (address, rows,
-    width): a select of two arrays in the blocks compiled for ~0.3 s more (their references
-    counted), this for none."""
-    o = np.int64(out != 0)
-    return carray(ptr_from_int(outputs[o, 0], dtype), (outputs[o, 1], outputs[o, 2]))
+                    out[f // out_width, column + f % out_width] = acc[i, j]
 
 
 @njit(cache=True, nogil=True)
@@ -335,43 +309,9 @@ def fill_rows(arrays, kinds, buckets, modes, layout, out, wide, err):
     ``out``'s dtype) into ``out`` ([rows, width], C order): its blocks on the op's intra-op
     threads when ``wide`` (kernels/parallel.py), else on this thread. Layers of a dtype with a
     blocks task need it compiled first (``compile_layer``)."""
-    order = np.zeros((layout.shape[0], 2), np.int64)  # in order, none reusing another's ids
-    for c in range(layout.shape[0]):
-        order[c, 0] = c
-    _fill(arrays, kinds, buckets, modes, layout, order, out, out, wide, err)
-
-
-@njit(cache=True, nogil=True)
-def fill_layers(arrays, kinds, buckets, modes, layout, visits, out, summed, wide, err):
-    """``fill_rows`` of two layers in one pass: column c into ``summed`` if ``layout[c, OUT]`` is
-    1, else into ``out``, the columns of a block in the order of ``visits``, [column, whether it
-    may reuse the ids the column before it hashed] rows (``direct_spec``), a reuse kept only where
-    ``_same_ids`` confirms it (a kept one whose ids hash past the table would read past it)."""
-    n = layout.shape[0]
-    ok = visits.shape[0] == n and visits.shape[1] == 2 and layout.shape[1] == LAYOUT_FIELDS
-    order = np.empty((n, 2), np.int64)
-    for k in range(n if ok else 0):
-        c = visits[k, 0]
-        ok = ok and 0 <= c < n
-        order[k, 0] = c
-        order[k, 1] = ok and k > 0 and visits[k, 1] != 0 and _same_ids(arrays, kinds, buckets, layout, order[k - 1, 0], c)
-    if not ok:
-        set_error(err, "tf_blade: a feature layer's visits do not name its columns")
-        return
-    _fill(arrays, kinds, buckets, modes, layout, order, out, summed, wide, err)
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _fill(arrays, kinds, buckets, modes, layout, order, out, summed, wide, err):
-    if layout.shape[1] != LAYOUT_FIELDS:  # the blocks index by its fields
-        set_error(err, "tf_blade: a feature layer's layout does not match its columns")
-        return
-    outputs = np.empty((2, 3), np.int64)  # (address, rows, width) of each: _output
-    outputs[0, 0], outputs[0, 1], outputs[0, 2] = out.ctypes.data, out.shape[0], out.shape[1]
-    outputs[1, 0], outputs[1, 1], outputs[1, 2] = summed.ctypes.data, summed.shape[0], summed.shape[1]
     # Copies: the task reads plain arrays (constants are read-only ones)
-    args = (arrays, kinds.copy(), buckets.copy(), modes.copy(), layout, order, out, outputs, np.zeros(1, np.uint8))
-    blocks = _blocks(layout) if out.size + summed.size > 0 else 0
+    args = (arrays, kinds.copy(), buckets.copy(), modes.copy(), layout, out, np.zeros(1, np.uint8))
+    blocks = _blocks(layout) if out.size > 0 else 0
     ran = blocks == 0 or (wide and blocks > 1 and run_blocks(_blocks_address(args), blocks, args)) or _fill_here(args, blocks)
     if not ran:
         set_error(err, NOT_COMPILED)
@@ -408,8 +348,7 @@ def _fill_here_impl(args, blocks):
 # The blocks task of each dtype: a cfunc over fill_rows' argument tuple.
 def _args_type(dtype):
     ints, table = types.Array(types.int64, 1, "C"), types.Array(types.int64, 2, "C")
-    return types.Tuple((table, ints, ints, ints, table, table, types.Array(dtype, 2, "C"), table,
-                        types.Array(types.uint8, 1, "C")))
+    return types.Tuple((table, ints, ints, ints, table, types.Array(dtype, 2, "C"), types.Array(types.uint8, 1, "C")))
 
 
 _ARGS = {"float32": _args_type(types.float32), "float64": _args_type(types.float64)}
@@ -478,7 +417,7 @@ def _plan_rows_by_address_impl(arrays, kinds, buckets, modes, n_targets, program
         address = _PLAN_ADDRESS()
         if address == 0:
             set_error(err, NOT_COMPILED)
-            return np.zeros((0, LAYOUT_FIELDS), np.int64), np.int64(0), np.int64(0), np.int64(-1)
+            return np.zeros((0, 5), np.int64), np.int64(0), np.int64(0), np.int64(-1)
         return _call_plan(address, (arrays, kinds, buckets, modes, n_targets, program, vector_rows, err))
     return through_task
 
@@ -510,8 +449,7 @@ def _pool_block(args, c, r0, ids):
     pooled k at a time, a table of one column through its own task. False when that task is not
     compiled. Scratch from the block, not allocated here: an allocation a column and block took
     keras-prep's layer at 4096 rows 1.84-1.88 -> 2.03-2.19 ms (two threads)."""
-    arrays, kinds, buckets, modes, layout, _, like, outputs, _ = args
-    out = _output(outputs, layout[c, OUT], like.dtype)
+    arrays, kinds, buckets, modes, layout, out, failed = args
     m, inner = min(layout[c, ROWS], r0 + BLOCK) - r0, layout[c, INNER]
     n = m * inner
     raw = carray(ptr_from_int(arrays[c, STRINGS], np.uint8), (arrays[c, N_STRING_BYTES],))
@@ -750,21 +688,16 @@ def _blocks_address_impl(args):
 # A layer whose inputs are all the op's inputs (criteo-fc's), planned and filled by one library
 # cfunc per dtype (DIRECT_DTYPES) that the native entry calls through its address (``run_direct``):
 # a model's entry then links none of the layer's code. Linked, Numba re-optimized plan, fill_wide
-# and their callees inside every model's layer parts and entry: ~3 s of a new model's compile.
+# and their callees inside every model's entry: ~3 s of a new model's compile, library cached.
 # The direct spec (int64): a head of HEAD entries [number of op inputs, output index, elements from
-# which to fill wide, columns n, program length, row sum, the row sum's output index, columns of the
-# layer n_first, their program's length], then columns_from_inputs' table (n x 3), kinds, buckets,
-# modes, n_targets (n each) and the shape program. The first n_first columns are the layer written to
-# the output; the rest, if the row sum says so, a second layer whose rows are added up as TF's Sum
-# over its rows' axis (in Eigen's order for the dtype, kernels/reduce.py) kept as [rows, 1]
-# (ROW_SUM_KEEP) or [rows] (ROW_SUM_DROP) in the row sum's output: wide & deep's wide logit, whose
-# layer is a scratch buffer of the call. A spec of both (wide & deep's deep and wide layers, over
-# the same string inputs) fills them in one pass, hashing a feature's strings once for both: a
-# spec with a row sum ends with fill_rows' visits (n x 2, ``_twins_adjacent``).
-HEAD = 9
-ROW_SUM_AT, SUM_OUTPUT_AT, N_FIRST_AT, FIRST_PROGRAM_AT = 5, 6, 7, 8
+# which to fill wide, columns n, program length, row sum], then columns_from_inputs' table
+# (n x 3), kinds, buckets, modes, n_targets (n each) and the shape program. The row sum says what
+# the output is: the layer (NO_ROW_SUM), or TF's Sum over its rows' axis (in Eigen's order for
+# the dtype, kernels/reduce.py) kept as [rows, 1] (ROW_SUM_KEEP) or [rows] (ROW_SUM_DROP): wide &
+# deep's wide logit, whose layer is then a scratch buffer of the call.
+HEAD = 6
+ROW_SUM_AT = 5  # the head's row sum
 NO_ROW_SUM, ROW_SUM_KEEP, ROW_SUM_DROP = range(3)
-SUM_FAILED = 3  # the direct cfunc's code for an error of the summed layer (1: of the layer)
 DIRECT_SIG = types.int64(types.CPointer(types.int64), types.CPointer(types.int64), types.CPointer(types.int64),
                          types.voidptr, types.voidptr, types.CPointer(types.uint8))
 DIRECT_DTYPES = ("float32",)  # embedding tables are float32; other layers keep the template path
@@ -773,61 +706,31 @@ _DIRECT_SYMBOLS = {(name, row_sum): f"tf_blade_layer_direct_{'row_sum_' if row_s
 _DIRECT_ADDRESS = {key: cell_reader(symbol) for key, symbol in _DIRECT_SYMBOLS.items()}
 
 
-def direct_spec(n_inputs, min_elements, layer=None, summed=None, row_sum=NO_ROW_SUM):
-    """The int64 spec the direct cfunc reads (layout above) of ``layer``, the ``summed`` layer whose
-    ``row_sum`` is an output, or both: each (output index, columns table, kinds, buckets, modes,
-    n_targets, program)."""
-    layers = [x for x in (layer, summed) if x is not None]
-    n_first, first_program = (len(layer[2]), len(layer[6])) if layer is not None else (0, 0)
-    fields = [np.concatenate([np.asarray(x[f], np.int64).ravel() for x in layers]) for f in range(1, 7)]
-    head = [n_inputs, layer[0] if layer is not None else -1, min_elements, len(fields[1]), len(fields[5]), row_sum,
-            summed[0] if summed is not None else -1, n_first, first_program]
-    return np.concatenate([np.asarray(head, np.int64)] + fields + ([_twins_adjacent(*fields[:3])] if summed is not None else []))
-
-
-def _twins_adjacent(columns, kinds, buckets):
-    """The row-sum cfunc's visits (fill_layers): the columns in their order but for each bag's twins
-    (its string input in the same buckets), which follow it and may reuse its ids, so that fill
-    hashes the strings once. Worked out here, not a call: ~0.3 s of the cfunc's compile."""
-    columns = np.reshape(columns, (-1, 3))
-    visits, placed = [], set()
-    for c in range(len(kinds)):
-        twins = [t for t in range(c + 1, len(kinds)) if t not in placed and kinds[c] == kinds[t] == BAG
-                 and columns[t][0] == columns[c][0] >= 0 and buckets[t] == buckets[c]]
-        if c not in placed:
-            visits += [[c, 0]] + [[t, 1] for t in twins]
-            placed.update([c] + twins)
-    return np.asarray(visits, np.int64).ravel()
+def direct_spec(n_inputs, output, min_elements, columns, kinds, buckets, modes, n_targets, program,
+                row_sum=NO_ROW_SUM):
+    """The int64 spec the direct cfunc reads (layout above)."""
+    parts = [[n_inputs, output, min_elements, len(kinds), len(program), row_sum], np.ravel(columns), kinds,
+             buckets, modes, n_targets, program]
+    return np.concatenate([np.asarray(p, np.int64).ravel() for p in parts])
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _direct_columns(in_ptrs, in_shapes, spec_ptr):
-    """The spec's columns from the op's pointers: (head, fill_rows' columns, the array they point
-    into, to keep alive until they are filled, kinds, buckets, modes, n_targets, the shape program,
-    whether to fill wide)."""
+def _direct_layer(in_ptrs, in_shapes, spec_ptr, err):
+    """The spec's layer from the op's pointers, planned: (fill_rows' columns and layout, the array
+    the columns point into, to keep alive until they are filled, rows, width, whether to fill wide,
+    output index, row sum); ``err`` says when it cannot be."""
     head = carray(spec_ptr, (HEAD,))
-    n_in, min_elements, n, n_program = head[0], head[2], head[3], head[4]
+    n_in, output, min_elements, n, n_program = head[0], head[1], head[2], head[3], head[4]
     spec = carray(spec_ptr, (HEAD + 7 * n + n_program,))
     at = HEAD + 3 * n
     kinds, buckets, modes, n_targets = spec[at:at + n], spec[at + n:at + 2 * n], spec[at + 2 * n:at + 3 * n], \
         spec[at + 3 * n:at + 4 * n]
-    # one table for a spec's two layers: a string input's columns in each share their addresses (_same_ids)
     arrays, keep, elements = columns_from_inputs(carray(in_ptrs, (2 * n_in + 1,)), carray(in_shapes, (MAX_RANK * n_in,)),
                                                  spec[HEAD:at].reshape((n, 3)))
+    layout, rows, width, _ = plan_rows_by_address(arrays, kinds, buckets, modes, n_targets, spec[at + 4 * n:],
+                                                  np.zeros((0, 2), np.int64), err)
     wide = in_ptrs[2 * n_in] == 0 and elements >= min_elements  # the op says whether it runs alone
-    return head, arrays, keep, kinds, buckets, modes, n_targets, spec[at + 4 * n:], wide
-
-
-@njit(cache=True, nogil=True)
-def _stacked(layout, summed):
-    """The layouts of a spec's layer and summed layer as one, the summed one's columns to OUT 1."""
-    n = layout.shape[0]
-    both = np.empty((n + summed.shape[0], LAYOUT_FIELDS), np.int64)
-    for c in range(both.shape[0]):  # a loop: a slice assignment compiles its shape checks' messages
-        for f in range(LAYOUT_FIELDS):
-            both[c, f] = layout[c, f] if c < n else summed[c - n, f]
-        both[c, OUT] = 0 if c < n else 1
-    return both
+    return (arrays, kinds, buckets, modes, layout), keep, rows, width, wide, output, head[ROW_SUM_AT]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -835,58 +738,38 @@ def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
     """The layer, filled in TF's buffer. Returns the entry's codes: 0 done, 1 ``err`` says why,
     2 TF's allocation failed."""
     err = carray(errbuf, (ERR_BYTES,))
-    head, arrays, keep, kinds, buckets, modes, n_targets, program, wide = _direct_columns(in_ptrs, in_shapes, spec_ptr)
-    layout, rows, width, _ = plan_rows_by_address(arrays, kinds, buckets, modes, n_targets, program,
-                                                  np.zeros((0, 2), np.int64), err)
+    layer, keep, rows, width, wide, output, _ = _direct_layer(in_ptrs, in_shapes, spec_ptr, err)
     if err[0] != 0:
         return 1
+    arrays, kinds, buckets, modes, layout = layer
     dims = np.array([rows, width], np.int64)
-    address = call_alloc(alloc, ctx, head[1], 2, dims.ctypes.data)
+    address = call_alloc(alloc, ctx, output, 2, dims.ctypes.data)
     if address == 0 or dims[0] < 0:  # reading dims keeps it alive across the call
         return 2
-    out = carray(ptr_from_int(address, like.dtype), (rows, width))
-    fill_rows(arrays, kinds, buckets, modes, layout, out, wide, err)
+    fill_rows(arrays, kinds, buckets, modes, layout, carray(ptr_from_int(address, like.dtype), (rows, width)), wide, err)
     return 1 if err[0] != 0 else keep[0]  # 0; reading keep keeps the columns' ids alive across the fill
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _direct_row_sum(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
-    """``_direct`` for a spec with a row sum: the summed layer fills a scratch buffer of the call
-    and its rows are added up in Eigen's order (kernels/reduce.py) into TF's [rows, 1] or [rows];
-    the layer, if the spec has one, fills TF's buffer in the same pass. Returns SUM_FAILED for an
-    error of the summed layer."""
+    """``_direct`` for a spec with a row sum: the layer fills a scratch buffer of the call and its
+    rows are added up in Eigen's order (kernels/reduce.py) into TF's [rows, 1] or [rows]."""
     err = carray(errbuf, (ERR_BYTES,))
-    head, arrays, keep, kinds, buckets, modes, n_targets, program, wide = _direct_columns(in_ptrs, in_shapes, spec_ptr)
-    n, p = head[N_FIRST_AT], head[FIRST_PROGRAM_AT]  # the layer's columns and program
-    no_vectors = np.zeros((0, 2), np.int64)
-    layout, rows, width, _ = plan_rows_by_address(arrays[:n], kinds[:n], buckets[:n], modes[:n], n_targets[:n],
-                                                  program[:p], no_vectors, err)
+    layer, keep, rows, width, wide, output, row_sum = _direct_layer(in_ptrs, in_shapes, spec_ptr, err)
     if err[0] != 0:
         return 1
-    summed, sum_rows, sum_width, _ = plan_rows_by_address(arrays[n:], kinds[n:], buckets[n:], modes[n:], n_targets[n:],
-                                                          program[p:], no_vectors, err)
-    if err[0] != 0:
-        return SUM_FAILED
+    arrays, kinds, buckets, modes, layout = layer
     try:
-        scratch = np.empty((sum_rows, sum_width), like.dtype)
+        scratch = np.empty((rows, width), like.dtype)
     except Exception:
         set_error(err, OOM_PREFIX, " the feature layer's rows before their sum")
-        return SUM_FAILED
-    out = scratch  # no column of the layer when the spec has none
-    if n > 0:
-        dims = np.array([rows, width], np.int64)
-        address = call_alloc(alloc, ctx, head[1], 2, dims.ctypes.data)
-        if address == 0 or dims[0] < 0:  # reading dims keeps it alive across the call
-            return 2
-        out = carray(ptr_from_int(address, like.dtype), (rows, width))
-    n_columns, visits_at = kinds.shape[0], HEAD + 7 * kinds.shape[0] + head[4]
-    visits = carray(spec_ptr, (visits_at + 2 * n_columns,))[visits_at:].reshape((n_columns, 2))
-    fill_layers(arrays, kinds, buckets, modes, _stacked(layout, summed), visits, out, scratch, wide, err)
+        return 1
+    fill_rows(arrays, kinds, buckets, modes, layout, scratch, wide, err)
     if err[0] != 0 or keep[0] != 0:  # keep[0] is 0; reading it keeps the columns' ids alive across the fill
         return 1
     sums = sum_rows_as_tf(scratch)
-    dims = np.array([sum_rows, 1], np.int64)
-    address = call_alloc(alloc, ctx, head[SUM_OUTPUT_AT], 2 if head[ROW_SUM_AT] == ROW_SUM_KEEP else 1, dims.ctypes.data)
+    dims = np.array([rows, 1], np.int64)
+    address = call_alloc(alloc, ctx, output, 2 if row_sum == ROW_SUM_KEEP else 1, dims.ctypes.data)
     if address == 0 or dims[0] < 0:
         return 2
     copy_to(address, sums)  # not a slice assignment (abi.copy_to says why)

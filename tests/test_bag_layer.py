@@ -92,7 +92,7 @@ def test_native_entry_of_wide_and_deep_runs_its_normalizers_in_turn():
     spec = _spec(criteo_wdl_model(3, 2, dim=4, hidden=(8,)))
     source, templates = generate(spec)
     entry = source[source.index("def entry("):]
-    assert entry.count("run_direct(") == 1 and "run_direct(in_ptrs, in_shapes, " not in entry  # both layers, one call
+    assert entry.count("run_direct(") == 2 and entry.count("run_direct(in_ptrs, in_shapes, ") == 1
     assert ".group(" not in entry and entry.count(".run_task(") == 2 and entry.count("value_slot(") == 2
     assert not any(name.startswith("tf_blade_group_") for name in templates), list(templates)
     assert "np.arange(" not in entry and ".plan(" not in entry and ".fill_into(" not in entry and "pieces(" not in source
@@ -233,89 +233,6 @@ def test_sum_of_a_layers_rows_fails_as_tf_does():
         nodes.append(re.findall(r"\{\{node ([^}]*)\}\}", e.value.message))
     assert messages[0] == messages[1] and messages[0]
     assert nodes[0] and nodes[0][0].endswith("/concat") and nodes[0][0] in nodes[1]  # the layer's node, not the Sum
-
-
-def _deep_and_wide_model():
-    """A deep layer over the first three string columns and a wide logit over the same first, the
-    second in another number of buckets and the fourth, as wide & deep's two layers."""
-    import tf_keras
-    fc = tf.feature_column
-    names = column_names(4)
-    cats = [fc.categorical_column_with_hash_bucket(n, 30 + 11 * i) for i, n in enumerate(names)]
-    other = fc.categorical_column_with_hash_bucket(names[1], 17)
-    module = tf.Module()
-    module.deep = tf_keras.layers.DenseFeatures([fc.embedding_column(c, 4) for c in cats[:3]])
-    module.wide = tf_keras.layers.DenseFeatures([fc.embedding_column(c, 1, combiner="sum")
-                                                 for c in (cats[0], other, cats[3])])
-
-    def serve(*s):
-        x = dict(zip(names, s))
-        return {"deep": module.deep(x), "wide": tf.reduce_sum(module.wide(x), axis=1, keepdims=True)}
-    module.serve = tf.function(serve, input_signature=[tf.TensorSpec([None, None], tf.string, name=n) for n in names])
-    module.serve.get_concrete_function()
-    return module
-
-
-def test_a_layer_and_a_sum_of_a_layers_rows_are_filled_in_one_library_call():
-    # Wide & deep's two layers read the same string columns: one direct call fills both, each
-    # feature's strings hashed once for the two (a bag after its twin pools the ids it left).
-    # The second column in other buckets is not a twin. Bit for bit TF's; an error names the
-    # layer TF names.
-    from tf_blade.codegen.generate import generate
-    module = _deep_and_wide_model()
-    source, _ = generate(_spec(module))
-    assert source[source.index("def entry("):].count("run_direct(") == 1
-    optimized = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
-    for rows in (0, 1, 7, 129, 9000):
-        batch = synthetic_batch(rows, 4, empty_fraction=0.3, seed=rows)
-        args = [tf.constant(batch[c]) for c in column_names(4)]
-        want, got = module.serve(*args), optimized(*args)
-        for key in ("deep", "wide"):
-            np.testing.assert_array_equal(got[key].numpy(), want[key].numpy())
-    for short, layer in ((column_names(4)[2], "deep"), (column_names(4)[3], "wide")):  # read by one layer only
-        batch = synthetic_batch(4, 4)
-        batch[short] = batch[short][:3]
-        nodes = []
-        for fn in (module.serve, optimized):
-            with pytest.raises(tf.errors.InvalidArgumentError) as e:
-                fn(*[tf.constant(batch[c]) for c in column_names(4)])
-            nodes.append(re.findall(r"\{\{node ([^}]*)\}\}", e.value.message))
-        assert nodes[0] and nodes[0][0].startswith(getattr(module, layer).name + "/") and nodes[0][0] in nodes[1]
-
-
-def test_twins_of_a_bag_are_visited_after_it():
-    # columns 0 and 2 read input 5 in the same buckets, 3 the same input in others, 1 another input;
-    # 4 is numeric: the row-sum spec ends with the visits, a twin after its bag
-    columns = [[5, 2, 9], [6, 2, 10], [5, 2, 11], [5, 2, 12], [-1, 0, 13]]
-    kinds = [bag_layer.BAG] * 4 + [bag_layer.DENSE]
-    buckets = [10, 10, 10, 11, 0]
-    layer = (0, columns[:3], kinds[:3], buckets[:3], [0] * 3, [0] * 3, [])
-    summed = (1, columns[3:], kinds[3:], buckets[3:], [0] * 2, [0] * 2, [])
-    spec = bag_layer.direct_spec(14, 0, layer, summed, bag_layer.ROW_SUM_KEEP)
-    assert spec[-10:].reshape(5, 2).tolist() == [[0, 0], [2, 1], [1, 0], [3, 0], [4, 0]]
-    assert len(bag_layer.direct_spec(14, 0, layer)) == bag_layer.HEAD + 7 * 3  # no visits without a row sum
-
-
-@pytest.mark.parametrize("visits", [[[0, 0], [1, 1]], [[1, 1], [0, 0]]])
-def test_fill_reuses_ids_only_where_the_columns_hash_the_same(visits):
-    # A visit that claims the ids of the column before it (other buckets, or none before) hashes its own.
-    ids, raw = List([np.arange(3), np.arange(3)]), List([tstrings_from_bytes([b"a", b"b", b"c"])] * 2)
-    tabs = List([np.arange(40, dtype=np.float32).reshape(20, 2), np.arange(8, dtype=np.float32).reshape(4, 2)])
-    kinds, buckets, zero = np.zeros(2, np.int64), np.array([20, 4], np.int64), np.zeros(2, np.int64)
-    layout = np.array([[3, 1, 2, 2, 0, 0], [3, 1, 2, 2, 2, 0]], np.int64)
-    got, want = (np.full((3, 4), np.nan, np.float32) for _ in range(2))
-    err = new_error_buffer()
-    bag_layer.compile_layer("float32")
-    _fill_visiting(ids, raw, tabs, kinds, buckets, zero, layout, np.array(visits, np.int64), got, err)
-    _fill_visiting(ids, raw, tabs, kinds, buckets, zero, layout, np.array([[0, 0], [1, 0]], np.int64), want, err)
-    assert err[0] == 0 and not np.isnan(got).any()
-    np.testing.assert_array_equal(got, want)
-
-
-@njit
-def _fill_visiting(ids, raw, tabs, kinds, buckets, modes, layout, visits, out, err):
-    bag_layer.fill_layers(bag_layer._column_arrays(ids, None, raw, tabs, out), kinds, buckets, modes, layout, visits,
-                          out, out, False, err)
 
 
 def test_a_layer_the_library_cannot_take_is_planned_and_filled_by_its_template(monkeypatch, rng):
@@ -592,25 +509,11 @@ def test_a_pooled_column_whose_buckets_miss_its_table_fails_as_in_tf(rng):
 def test_a_block_whose_scratch_cannot_be_allocated_fails_the_fill(wide):
     # A layout whose rows hold 2**50 strings each: no block can allocate its ids, serial or in tasks.
     ids, raw, tabs = List([np.arange(1)]), List([tstrings_from_bytes([b"a"])]), List([np.ones((4, 2), np.float32)])
-    zero, layout = np.zeros(1, np.int64), np.array([[300, 2**50, 2, 2, 0, 0]], np.int64)
+    zero, layout = np.zeros(1, np.int64), np.array([[300, 2**50, 2, 2, 0]], np.int64)
     out, err = np.zeros((300, 2), np.float32), new_error_buffer()
     bag_layer.compile_layer("float32")
     bag_layer.fill_wide(ids, raw, tabs, zero, np.ones(1, np.int64), zero, layout, out, wide, err)
     assert error_text(err) == "OOM when allocating the feature layer's scratch buffers"
-
-
-def test_a_layout_the_blocks_would_read_past_fails_the_fill():
-    # one field short: the OUT field would be read past the row
-    layout = [[2, 1, 2, 2, 0]]
-    ids, raw, tabs = List([np.arange(2)]), List([tstrings_from_bytes([b"a", b"b"])]), List([np.ones((4, 2), np.float32)])
-    zero, out, err = np.zeros(1, np.int64), np.full((2, 2), np.nan, np.float32), new_error_buffer()
-    bag_layer.fill_wide(ids, raw, tabs, zero, np.full(1, 4, np.int64), zero, np.array(layout, np.int64), out, False, err)
-    assert error_text(err) == "tf_blade: a feature layer's layout does not match its columns"
-    assert np.isnan(out).all()
-    err = new_error_buffer()  # visits naming no column
-    _fill_visiting(ids, raw, tabs, zero, np.full(1, 4, np.int64), zero, np.zeros((1, 6), np.int64),
-                   np.array([[1, 0]], np.int64), out, err)
-    assert error_text(err) == "tf_blade: a feature layer's visits do not name its columns" and np.isnan(out).all()
 
 
 @pytest.mark.parametrize("wide", [False, True])
@@ -619,7 +522,7 @@ def test_fill_without_its_compiled_task_fails_instead_of_leaving_output_unwritte
     # address cleared, as in a process that never ran compile_blocks, the fill must say so.
     from tf_blade.kernels.parallel import task_cell
     ids, raw, tabs = List([np.arange(2)]), List([tstrings_from_bytes([b"a", b"b"])]), List([np.ones((4, 2), np.float32)])
-    zero, layout = np.zeros(1, np.int64), np.array([[2, 1, 2, 2, 0, 0]], np.int64)
+    zero, layout = np.zeros(1, np.int64), np.array([[2, 1, 2, 2, 0]], np.int64)
     out, err = np.full((2, 2), np.nan, np.float32), new_error_buffer()
     bag_layer.compile_layer("float32")
     cell = task_cell(bag_layer._SYMBOLS["float32"])
@@ -647,7 +550,7 @@ def test_pooled_fill_without_its_task_fails_instead_of_leaving_output_unwritten(
     ids, raw = List([np.arange(4)]), List([tstrings_from_bytes([b"a", b"b", b"", b"c"])])
     tabs = List([np.arange(4 * width, dtype=np.float32).reshape(4, width)])
     kinds, zero = np.full(1, bag_layer.POOLED, np.int64), np.zeros(1, np.int64)
-    layout = np.array([[2, 2, width, width, 0, 0]], np.int64)  # 2 rows of 2 strings
+    layout = np.array([[2, 2, width, width, 0]], np.int64)  # 2 rows of 2 strings
     out, err = np.full((2, width), np.nan, np.float32), new_error_buffer()
     bag_layer.compile_layer("float32", pooled=True)
     cell = task_cell(getattr(bag_layer, symbols)["float32"])

@@ -17,7 +17,7 @@ from .emitter import Emitter, Value, empty_expr
 from .parts import Part, decompose, is_writer, part_deps, ref_meta
 from .registry import load_all
 from ..feature_column.spec import const_values
-from ..kernels.bag_layer import NO_ROW_SUM, ROW_SUM_DROP, ROW_SUM_KEEP, SUM_FAILED, forget_wanted
+from ..kernels.bag_layer import NO_ROW_SUM, ROW_SUM_DROP, ROW_SUM_KEEP, forget_wanted
 from ..kernels.errors import OOM_PREFIX, context_suffix, message_bytes
 from ..runtime.threads import parallel_enabled
 
@@ -538,20 +538,6 @@ def _group_module(template: str, n_args: int, fail: str):
     return "tf_blade_group_" + hashlib.sha256(source.encode()).hexdigest()[:16], source
 
 
-def _direct_calls(direct) -> Dict[int, List[int]]:
-    """{output position: the direct outputs one library call computes there}: a layer and a Sum of
-    a layer's rows of one dtype go in one call (wide & deep's deep and wide layers: one pass, each
-    feature's strings hashed once), at the first of their positions; any other alone."""
-    calls = {k: [k] for k in direct}
-    layer = next((k for k, d in direct.items() if d[3] == NO_ROW_SUM), None)
-    summed = next((k for k, d in direct.items() if d[3] != NO_ROW_SUM), None)
-    if (layer is not None and summed is not None and type(direct[layer][2]) is type(direct[summed][2])
-            and direct[layer][0]["outputs"][0][0] == direct[summed][0]["outputs"][0][0]):
-        del calls[layer], calls[summed]
-        calls[min(layer, summed)] = [layer, summed]
-    return calls
-
-
 def _native_entry(spec, out_meta, deferred, direct, steps, outs, em, used) -> List[str]:
     """The C-callable wrapper: raw pointers -> arrays, body's ``steps`` (None: nothing to run)
     making ``outs``, outputs into TF-allocated tensors. The steps are written out here, not
@@ -606,23 +592,16 @@ def _native_entry(spec, out_meta, deferred, direct, steps, outs, em, used) -> Li
         lines += _with_fail(steps, "1") + [f"    outs = {outs}"]
     if len(direct) < len(out_meta):
         lines.append("    dims = np.zeros(MAX_RANK, np.int64)  # a rank-0 output writes no dim; the check below reads dims[0]")
-    calls = _direct_calls(direct)
     for k, (dtype, rank) in enumerate(out_meta):
         if k in direct:  # a writer reading only the op's inputs: the library computes it from their pointers
-            if k not in calls:  # computed with another output's
-                continue
-            layers = [(SpecNode(direct[j][0]), direct[j][1], j, direct[j][3]) for j in calls[k]]
+            raw, inputs, low, row_sum = direct[k]
             em.lines = []
-            rc = direct[k][2].emit_direct(layers, [inp["rank"] for inp in spec["inputs"]], PARALLEL_MIN_ELEMENTS, em)
+            rc = low.emit_direct(SpecNode(raw), inputs, [inp["rank"] for inp in spec["inputs"]], k,
+                                 PARALLEL_MIN_ELEMENTS, em, row_sum)
             lines += ["    " + line for line in em.lines]
-            # named as TF names it: the layer's node, not its Sum
-            first, summed = direct[calls[k][0]][0]["name"], direct[calls[k][-1]][0]["name"]
             lines += [f"    if {rc} != 0:",
-                      f"        if {rc} == 1:",
-                      f"            {em.add_context(first)}",
-                      f"        elif {rc} == {SUM_FAILED}:",
-                      f"            {em.add_context(summed)}",
-                      f"            return 1",
+                      f"        if {rc} == 1:",  # named as TF names it: the layer's node, not its Sum
+                      f"            {em.add_context(raw['name'])}",
                       f"        return {rc}"]
             continue
         if k in deferred and deferred[k][0] is None:  # a writer: planned, then filled in TF's buffer

@@ -73,33 +73,26 @@ class StringBagLayerLowering(Lowering):
         return all(at is not None or (i >= n_bags and kinds[i - n_bags] == DENSE and metas[i] == (dtype, 2))
                    for i, at in enumerate(inputs))
 
-    def emit_direct(self, layers, ranks, min_elements, em):
+    def emit_direct(self, node, inputs, ranks, output, min_elements, em, row_sum=NO_ROW_SUM):
         """For the native entry when ``direct_inputs_ok``: one call of the library's direct cfunc
-        (kernels/bag_layer.py) plans ``layers`` from the op's input pointers, allocates their
-        outputs and fills them, wide when the op runs alone and they read ``min_elements`` or more.
-        ``layers``: [(node, inputs, output, row_sum)] of one dtype: a layer (row_sum NO_ROW_SUM), a
-        layer whose output is the Sum of its rows (direct spec, kernels/bag_layer.py), or both,
-        filled in one pass in which a string input's bags in both hash it once. ``inputs``: op input
-        indices, or the entry's variables holding values the op made (they join the op's pointers
-        in slots after its inputs). Returns the variable holding the entry's return code
-        (SUM_FAILED: the summed layer's error)."""
-        dtype = layers[0][0].out_dtypes[0]
-        row_sum = max(r for *_, r in layers)  # NO_ROW_SUM is 0
-        every_input = [x for _, inputs, _, _ in layers for x in inputs]
-        slot = {var: len(ranks) + j for j, var in enumerate(dict.fromkeys(x for x in every_input if isinstance(x, str)))}
-        specs = {}
-        for node, inputs, output, own_row_sum in layers:
-            _want_tasks(node, direct=row_sum != NO_ROW_SUM)  # and the tasks fill_wide runs
-            kinds = node.attrs["kind"]
-            strings = iter(inputs[:string_columns(kinds)])
-            columns = []
-            for kind, table in zip(kinds, inputs[string_columns(kinds):]):
-                s = next(strings) if kind != DENSE else -1
-                columns.append([s, ranks[s] if s >= 0 else 0, slot.get(table, table)])
-            specs["layer" if own_row_sum == NO_ROW_SUM else "summed"] = (output, columns, *(
-                node.attrs[a] for a in ("kind", "num_buckets", "mode", "n_targets", "program")))
+        (kernels/bag_layer.py) plans the layer from the op's input pointers, allocates output
+        ``output`` and fills it, wide when the op runs alone and it reads ``min_elements`` or more.
+        ``inputs``: op input indices, or the entry's variables holding values the op made (they
+        join the op's pointers in slots after its inputs). ``row_sum``: what the output is, the
+        layer or the Sum of its rows (direct spec, kernels/bag_layer.py).
+        Returns the variable holding the entry's return code."""
+        dtype = node.out_dtypes[0]
+        _want_tasks(node, direct=row_sum != NO_ROW_SUM)  # and the tasks fill_wide runs
+        kinds = node.attrs["kind"]
+        slot = {var: len(ranks) + j for j, var in enumerate(dict.fromkeys(x for x in inputs if isinstance(x, str)))}
+        strings = iter(inputs[:string_columns(kinds)])
+        columns = []
+        for kind, table in zip(kinds, inputs[string_columns(kinds):]):
+            s = next(strings) if kind != DENSE else -1
+            columns.append([s, ranks[s] if s >= 0 else 0, slot.get(table, table)])
         wide_from = min_elements if parallel_enabled() else np.iinfo(np.int64).max
-        spec = direct_spec(len(ranks) + len(slot), wide_from, row_sum=row_sum, **specs)
+        spec = direct_spec(len(ranks) + len(slot), output, wide_from, columns,
+                           *(node.attrs[a] for a in ("kind", "num_buckets", "mode", "n_targets", "program")), row_sum)
         ptrs, shapes = "in_ptrs", "in_shapes"
         if slot:
             ptrs, shapes = em.tmp("ptrs"), em.tmp("shapes")
