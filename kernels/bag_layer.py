@@ -51,9 +51,10 @@ NOT_COMPILED = "tf_blade: the feature layer's kernel is not compiled"
 # What a task that raised (Numba's MemoryError: an allocation beyond memory) answers: its cfunc
 # wrapper prints the exception and returns, so the caller writes this (task_caller's raised_message).
 RAISED = f"{OOM_PREFIX} a tensor in the feature layer's kernel, which raised (a size beyond memory)"
-# What a block leaves in fill_wide's ``failed[0]``: its scratch could not be allocated, or a
-# POOLED column's task is not compiled.
-NO_SCRATCH, NO_POOL_TASK = 1, 2
+# What a block leaves in fill_wide's ``failed[0]``: its scratch could not be allocated, a POOLED
+# column's task is not compiled, or it raised. A pool task answers POOLED, or one of the latter two.
+NO_SCRATCH, NO_POOL_TASK, POOL_RAISED = 1, 2, 3
+POOLED_ALL = 1
 
 
 def string_columns(kinds) -> int:
@@ -234,7 +235,7 @@ def _find_pooled_miss(flat, raw, shape, num_buckets, n_table, err):
 @njit(cache=True, nogil=True, inline="always")
 def _fill_block(b, args):
     """Rows [b * BLOCK, (b + 1) * BLOCK) of every bag, pooled and laid into ``out``. It sets
-    ``failed[0]`` (blocks may run on other threads) to NO_SCRATCH or NO_POOL_TASK."""
+    ``failed[0]`` (blocks may run on other threads) to NO_SCRATCH, NO_POOL_TASK or POOL_RAISED."""
     arrays, kinds, buckets, modes, layout, out, failed = args
     r0 = b * BLOCK
     most = 1  # the block's ids: its rows' strings, not a whole block of the widest column's
@@ -262,8 +263,9 @@ def _fill_block(b, args):
                     out[r0 + i, column + j] = table[r0 + i, j]
             continue
         if kinds[c] == POOLED:  # the pool task's (_pool_block)
-            if not pool_by_address(args, c, r0, idbuf):
-                failed[0] = NO_POOL_TASK
+            pooled = pool_by_address(args, c, r0, idbuf)
+            if pooled != POOLED_ALL:
+                failed[0] = pooled
             continue
         raw = carray(ptr_from_int(arrays[c, STRINGS], np.uint8), (arrays[c, N_STRING_BYTES],))
         string_ids = carray(ptr_from_int(arrays[c, IDS], np.int64), (arrays[c, N_IDS],))
@@ -295,6 +297,8 @@ def _check_filled(failed, err):
         set_error(err, OOM_PREFIX, " the feature layer's scratch buffers")
     elif failed[0] == NO_POOL_TASK:
         set_error(err, NOT_COMPILED)
+    elif failed[0] == POOL_RAISED:
+        set_error(err, RAISED)
 
 
 @njit(cache=True, nogil=True)
@@ -439,15 +443,23 @@ _POOL_ARGS = {name: types.Tuple((args, types.int64, types.int64, types.Array(typ
 _POOL_SYMBOLS = {name: f"tf_blade_layer_pool_{name}" for name in _POOL_ARGS}
 _POOL_ADDRESS = {name: cell_reader(symbol) for name, symbol in _POOL_SYMBOLS.items()}
 _read_pool_float32, _read_pool_float64 = args_reader(_POOL_ARGS["float32"]), args_reader(_POOL_ARGS["float64"])
-_call_done_task, _write_done = task_caller(types.boolean), result_writer(types.boolean)  # True: it ran
+# A pool task's result: POOLED_ALL, or NO_POOL_TASK when the pool_one task it calls is not
+# compiled; never 0, so an unwritten (zeroed) result says the task raised (POOL_RAISED).
+_call_pool_task, _write_pooled = task_caller(types.int64), result_writer(types.int64)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _pooled(address, code):
+    """A pool task's answer from its ``address`` (0: not compiled) and its result ``code``."""
+    return NO_POOL_TASK if address == 0 else (POOL_RAISED if code == 0 else code)
 
 
 @njit(cache=True, nogil=True, inline="always")
 def _pool_block(args, c, r0, ids):
     """POOLED column ``c``'s rows of the block from ``r0`` (blocks' ``args``; ``ids``: room for
     twice their strings, the second half hash_every_string's places): every string hashed, then
-    pooled k at a time, a table of one column through its own task. False when that task is not
-    compiled. Scratch from the block, not allocated here: an allocation a column and block took
+    pooled k at a time, a table of one column through its own task. POOLED_ALL, or why not
+    (``_pooled``). Scratch from the block, not allocated here: an allocation a column and block took
     keras-prep's layer at 4096 rows 1.84-1.88 -> 2.03-2.19 ms (two threads)."""
     arrays, kinds, buckets, modes, layout, out, failed = args
     m, inner = min(layout[c, ROWS], r0 + BLOCK) - r0, layout[c, INNER]
@@ -460,17 +472,17 @@ def _pool_block(args, c, r0, ids):
     if pools_one_column(table, rows):
         return pool_one_by_address(table, rows, mean, out, column, r0)
     pool_vectors(table, rows, mean, out, column, r0, layout[c, ROWS])
-    return True
+    return np.int64(POOLED_ALL)
 
 
 def _pool_float32(arg, result):  # one Python function per dtype, as the blocks tasks
     args, c, r0, ids = _read_pool_float32(arg)  # not *: Numba inlines no star call
-    _write_done(result, _pool_block(args, c, r0, ids))
+    _write_pooled(result, _pool_block(args, c, r0, ids))
 
 
 def _pool_float64(arg, result):
     args, c, r0, ids = _read_pool_float64(arg)  # not *: Numba inlines no star call
-    _write_done(result, _pool_block(args, c, r0, ids))
+    _write_pooled(result, _pool_block(args, c, r0, ids))
 
 
 _POOL_TASKS = {"float32": _pool_float32, "float64": _pool_float64}
@@ -492,20 +504,20 @@ _read_pool_one_float64 = args_reader(_POOL_ONE_ARGS["float64"])
 
 def _pool_one_float32(arg, result):
     pool_one_column(*_read_pool_one_float32(arg))
-    _write_done(result, True)
+    _write_pooled(result, POOLED_ALL)
 
 
 def _pool_one_float64(arg, result):
     pool_one_column(*_read_pool_one_float64(arg))
-    _write_done(result, True)
+    _write_pooled(result, POOLED_ALL)
 
 
 _POOL_ONE_TASKS = {"float32": _pool_one_float32, "float64": _pool_one_float64}
 
 
 def pool_one_by_address(table, ids, mean, out, column, first_row):
-    """``pool_one_column`` through its task for the table's dtype: False when that task is not
-    compiled. Other argument types call it linked."""
+    """``pool_one_column`` through its task for the table's dtype: POOLED_ALL, or why not
+    (``_pooled``). Other argument types call it linked."""
 
 
 @overload(pool_one_by_address)
@@ -514,18 +526,19 @@ def _pool_one_by_address_impl(table, ids, mean, out, column, first_row):
     if read is None:
         def linked(table, ids, mean, out, column, first_row):
             pool_one_column(table, ids, mean, out, column, first_row)
-            return True
+            return np.int64(POOLED_ALL)
         return linked
 
     def through_task(table, ids, mean, out, column, first_row):
         address = read()
-        return address != 0 and _call_done_task(address, (table, ids, mean, out, column, first_row))
+        code = _call_pool_task(address, (table, ids, mean, out, column, first_row)) if address != 0 else 0
+        return _pooled(address, code)
     return through_task
 
 
 def pool_by_address(args, c, r0, ids):
-    """``_pool_block`` through the pool task of the layer's dtype: False when that task is not
-    compiled. Other argument types call it linked."""
+    """``_pool_block`` through the pool task of the layer's dtype: POOLED_ALL, or why not
+    (``_pooled``). Other argument types call it linked."""
 
 
 @overload(pool_by_address)
@@ -536,7 +549,8 @@ def _pool_by_address_impl(args, c, r0, ids):
 
     def through_task(args, c, r0, ids):
         address = read()
-        return address != 0 and _call_done_task(address, (args, c, r0, ids))
+        code = _call_pool_task(address, (args, c, r0, ids)) if address != 0 else 0
+        return _pooled(address, code)
     return through_task
 
 
@@ -550,7 +564,8 @@ _MISS_ARGS = types.Tuple((_INTS, types.Array(types.uint8, 1, "C"), _INTS, types.
 _MISS_SYMBOL, _BAG_MISS_SYMBOL = "tf_blade_layer_pooled_miss", "tf_blade_layer_bag_miss"
 _MISS_ADDRESS, _BAG_MISS_ADDRESS = cell_reader(_MISS_SYMBOL), cell_reader(_BAG_MISS_SYMBOL)
 _read_miss = args_reader(_MISS_ARGS)
-_call_miss_task = task_caller(types.boolean, raised_message=RAISED)  # they take err last: a raise fails them
+# True: it ran. They take err last, so a raise fails them with RAISED.
+_call_miss_task, _write_done = task_caller(types.boolean, raised_message=RAISED), result_writer(types.boolean)
 
 
 def _pooled_miss_task(arg, result):

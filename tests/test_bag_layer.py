@@ -540,12 +540,14 @@ def test_fill_without_its_compiled_task_fails_instead_of_leaving_output_unwritte
     assert err[0] == 0 and not np.isnan(out).any()
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # _raising_task's, printed
 @pytest.mark.parametrize("wide", [False, True])
 @pytest.mark.parametrize("width, symbols", [(2, "_POOL_SYMBOLS"), (1, "_POOL_ONE_SYMBOLS")])
 def test_pooled_fill_without_its_task_fails_instead_of_leaving_output_unwritten(wide, width, symbols):
     # POOLED columns pool through a task of their own, compiled only for layers that have one, and
     # a table of one column (kernels/reduce.py's order) through another, compiled only for layers
-    # whose tables may have one column: without its task the fill fails, saying so.
+    # whose tables may have one column: without its task the fill fails, saying so, and so it
+    # does, with TF's OOM message, when the task raised (an allocation beyond memory).
     from tf_blade.kernels.parallel import task_cell
     ids, raw = List([np.arange(4)]), List([tstrings_from_bytes([b"a", b"b", b"", b"c"])])
     tabs = List([np.arange(4 * width, dtype=np.float32).reshape(4, width)])
@@ -554,12 +556,13 @@ def test_pooled_fill_without_its_task_fails_instead_of_leaving_output_unwritten(
     out, err = np.full((2, width), np.nan, np.float32), new_error_buffer()
     bag_layer.compile_layer("float32", pooled=True)
     cell = task_cell(getattr(bag_layer, symbols)["float32"])
-    address, cell.value = cell.value, 0
-    try:
-        bag_layer.fill_wide(ids, raw, tabs, kinds, np.full(1, 4, np.int64), zero, layout, out, wide, err)
-    finally:
-        cell.value = address
-    assert error_text(err) == "tf_blade: the feature layer's kernel is not compiled"
+    for stand_in, expected in ((0, bag_layer.NOT_COMPILED), (_raising_task.address, bag_layer.RAISED)):
+        address, cell.value, err = cell.value, stand_in, new_error_buffer()
+        try:
+            bag_layer.fill_wide(ids, raw, tabs, kinds, np.full(1, 4, np.int64), zero, layout, out, wide, err)
+        finally:
+            cell.value = address
+        assert error_text(err) == expected
     err = new_error_buffer()
     bag_layer.fill_wide(ids, raw, tabs, kinds, np.full(1, 4, np.int64), zero, layout, out, wide, err)
     assert err[0] == 0 and not np.isnan(out).any(), error_text(err)
