@@ -20,6 +20,7 @@ import contextlib
 import numpy as np
 from llvmlite import ir
 from numba import carray, njit, types
+from numba.core import cgutils
 from numba.core.errors import TypingError
 from numba.extending import intrinsic, overload
 
@@ -619,16 +620,14 @@ def _find_bag_miss_by_address_impl(flat, raw, shape, rows, num_buckets, n_table,
 
 _wanted = {}  # jobs of the layers the code generator lowered since they were last compiled
 # The order compiling_tasks gets them in: its child takes jobs from the front, this process from the
-# back, so the two longest, blocks and the direct cfuncs, start first, one on each side. The row
-# sum's direct cfunc goes first: it holds most of the plain one's code, which then takes a fraction
-# of its time in the same process (3.5 s alone, 0.7 s after; wide & deep's cold start 16.9-17.2 s
-# when they were on two sides, 14.7-15.1 s after). The miss checks hash strings as blocks does, so
-# compiled after blocks in the same process they reuse its hash_rows and FarmHash.
-_JOB_ORDER = ("direct", "pool", "pool_one", "plan", "pooled_miss", "bag_miss", "blocks")
+# back, so the two longest, blocks and the direct cfuncs, start first, one on each side (the plain
+# one first: the row sum's calls it). The miss checks hash strings as blocks does, so compiled after
+# blocks in the same process they reuse its hash_rows and FarmHash.
+_JOB_ORDER = ("direct", "pool", "pool_one", "plan", "pooled_miss", "bag_miss", "scratch_alloc", "blocks")
 
 
 def _job_rank(key):
-    return _JOB_ORDER.index(key[0]), key[0] == "direct" and not key[2]  # a row sum's direct first
+    return _JOB_ORDER.index(key[0]), key[0] == "direct" and key[2]  # the plain direct cfunc first
 
 
 def want_layer(dtype: str, pooled: bool = False, direct=None, bag_miss: bool = True, pooled_miss: bool = True,
@@ -639,7 +638,7 @@ def want_layer(dtype: str, pooled: bool = False, direct=None, bag_miss: bool = T
     tables of one column; plan's checks of buckets that miss a table (run only for a table with
     fewer rows than buckets), of bags with ``bag_miss`` and of POOLED columns with ``pooled_miss``;
     and with ``direct`` (None, or whether the spec has a row sum) the direct cfunc, for a dtype of
-    DIRECT_DTYPES. A task left out but needed makes the layer fail saying it is not compiled, never
+    DIRECT_DTYPES (a row sum's: with the plain one, which it calls, and its scratch allocator). A task left out but needed makes the layer fail saying it is not compiled, never
     read past a table. The loader
     (runtime/compiler.py) compiles a cluster's tasks together, so that a cold start compiles two at
     a time (``compiling_wanted``). Jobs are keyed (kind, details...), kinds from _JOB_ORDER."""
@@ -649,8 +648,10 @@ def want_layer(dtype: str, pooled: bool = False, direct=None, bag_miss: bool = T
         _wanted[("bag_miss",)] = (void_task, _bag_miss_task, _BAG_MISS_SYMBOL)
     if dtype in _TASKS:
         _wanted["blocks", dtype] = (types.void(types.voidptr, types.int64, types.int64), _TASKS[dtype], _SYMBOLS[dtype])
-    if direct is not None:
-        _wanted["direct", dtype, direct] = (DIRECT_SIG, _DIRECT[dtype, direct], _DIRECT_SYMBOLS[dtype, direct])
+    for row_sum in (False, True) if direct else (False,) if direct is not None else ():
+        _wanted["direct", dtype, row_sum] = (DIRECT_SIG, _DIRECT[dtype, row_sum], _DIRECT_SYMBOLS[dtype, row_sum])
+    if direct:
+        _wanted[("scratch_alloc",)] = (SCRATCH_ALLOC_SIG, _scratch_alloc, _SCRATCH_ALLOC_SYMBOL)
     if pooled and dtype in _POOL_TASKS:
         _wanted["pool", dtype] = (void_task, _POOL_TASKS[dtype], _POOL_SYMBOLS[dtype])
     if pooled and pool_one and dtype in _POOL_ONE_TASKS:
@@ -719,6 +720,7 @@ DIRECT_DTYPES = ("float32",)  # embedding tables are float32; other layers keep 
 _DIRECT_SYMBOLS = {(name, row_sum): f"tf_blade_layer_direct_{'row_sum_' if row_sum else ''}{name}"
                    for name in DIRECT_DTYPES for row_sum in (False, True)}
 _DIRECT_ADDRESS = {key: cell_reader(symbol) for key, symbol in _DIRECT_SYMBOLS.items()}
+_PLAIN_FLOAT32 = _DIRECT_ADDRESS["float32", False]
 
 
 def direct_spec(n_inputs, output, min_elements, columns, kinds, buckets, modes, n_targets, program,
@@ -765,40 +767,107 @@ def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
     return 1 if err[0] != 0 else keep[0]  # 0; reading keep keeps the columns' ids alive across the fill
 
 
+# A row sum's layer is filled by the plain direct cfunc, into a scratch buffer that the row-sum cfunc
+# hands it through an allocator of its own (``_scratch_alloc``, called where TF's would be): with
+# the layer's plan and fill linked into it, the row-sum cfunc compiled them again (5.3 s alone).
+SCRATCH_ALLOC_SIG = types.voidptr(types.voidptr, types.int64, types.int64, types.CPointer(types.int64))
+_SCRATCH_ALLOC_SYMBOL = "tf_blade_layer_scratch_alloc"
+_SCRATCH_ALLOC_ADDRESS = cell_reader(_SCRATCH_ALLOC_SYMBOL)
+MOST_SCRATCH_BYTES = 1 << 40  # past this a scratch buffer fails as a failed allocation would
+
+
+@intrinsic
+def _malloc(typingctx, nbytes):
+    """C's malloc(nbytes): the address, 0 when it fails (the JIT links the symbol by name)."""
+    if nbytes != types.int64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        fnty = ir.FunctionType(ir.IntType(8).as_pointer(), [ir.IntType(64)])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "malloc")
+        return builder.ptrtoint(builder.call(fn, [args[0]]), ir.IntType(64))
+    return types.int64(nbytes), codegen
+
+
+@intrinsic
+def _free(typingctx, address):
+    """C's free of a ``_malloc`` address."""
+    if address != types.int64:
+        return None
+
+    def codegen(context, builder, sig, args):
+        fnty = ir.FunctionType(ir.VoidType(), [ir.IntType(8).as_pointer()])
+        fn = cgutils.get_or_insert_function(builder.module, fnty, "free")
+        builder.call(fn, [builder.inttoptr(args[0], ir.IntType(8).as_pointer())])
+        return context.get_dummy_value()
+    return types.none(address), codegen
+
+
+@intrinsic
+def _voidptr(typingctx, address):
+    """An integer address as a void*, and a void* as its int64 address."""
+    if isinstance(address, types.Integer):
+        return types.voidptr(address), lambda context, builder, sig, args: builder.inttoptr(
+            args[0], ir.IntType(8).as_pointer())
+    if address == types.voidptr:
+        return types.int64(address), lambda context, builder, sig, args: builder.ptrtoint(args[0], ir.IntType(64))
+    return None
+
+
+def _scratch_alloc(state, index, ndim, dims):
+    """The allocator the row-sum cfunc gives the plain direct cfunc: a [rows, width] buffer of
+    ``state``'s [address, rows, width, itemsize] itemsize, its address, rows and width written
+    there for the row-sum cfunc (which frees it); 0 when it cannot be allocated."""
+    s = carray(ptr_from_int(_voidptr(state), np.int64), (4,))
+    rows, width, itemsize = dims[0], dims[1], s[3]
+    if (ndim != 2 or rows < 0 or width < 0 or itemsize <= 0 or width > MOST_SCRATCH_BYTES // itemsize
+            or (width > 0 and rows > MOST_SCRATCH_BYTES // (width * itemsize))):  # no product overflows
+        return _voidptr(np.int64(0))
+    s[0], s[1], s[2] = _malloc(max(rows * width * itemsize, np.int64(1))), rows, width
+    return _voidptr(s[0])
+
+
 @njit(cache=True, nogil=True, inline="always")
-def _direct_row_sum(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
-    """``_direct`` for a spec with a row sum: the layer fills a scratch buffer of the call and its
-    rows are added up in Eigen's order (kernels/reduce.py) into TF's [rows, 1] or [rows]."""
+def _direct_row_sum(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like, plain):
+    """``_direct`` for a spec with a row sum: the plain direct cfunc at ``plain`` fills the layer
+    into a scratch buffer (``_scratch_alloc``), whose rows are then added up in Eigen's order
+    (kernels/reduce.py) into TF's [rows, 1] or [rows]."""
     err = carray(errbuf, (ERR_BYTES,))
-    layer, keep, rows, width, wide, output, row_sum = _direct_layer(in_ptrs, in_shapes, spec_ptr, err)
-    if err[0] != 0:
+    scratch_alloc = _SCRATCH_ALLOC_ADDRESS()
+    if plain == 0 or scratch_alloc == 0:  # compile_layer never compiled them in this process
+        set_error(err, NOT_COMPILED)
         return 1
-    arrays, kinds, buckets, modes, layout = layer
-    try:
-        scratch = np.empty((rows, width), like.dtype)
-    except Exception:
-        set_error(err, OOM_PREFIX, " the feature layer's rows before their sum")
-        return 1
-    fill_rows(arrays, kinds, buckets, modes, layout, scratch, wide, err)
-    if err[0] != 0 or keep[0] != 0:  # keep[0] is 0; reading it keeps the columns' ids alive across the fill
-        return 1
-    sums = sum_rows_as_tf(scratch)
+    state = np.zeros(4, np.int64)
+    state[3] = like.itemsize
+    rc = _call_direct(plain, in_ptrs, in_shapes, spec_ptr, _voidptr(state.ctypes.data), _voidptr(scratch_alloc), errbuf)
+    address, rows, width = state[0], state[1], state[2]
+    if rc != 0:
+        if address != 0:
+            _free(address)
+        if rc == 2:  # the scratch, the only allocation it asked for
+            set_error(err, OOM_PREFIX, " the feature layer's rows before their sum")
+            return 1
+        return rc
+    sums = sum_rows_as_tf(carray(ptr_from_int(address, like.dtype), (rows, width)))
+    _free(address)
+    head = carray(spec_ptr, (HEAD,))
     dims = np.array([rows, 1], np.int64)
-    address = call_alloc(alloc, ctx, output, 2 if row_sum == ROW_SUM_KEEP else 1, dims.ctypes.data)
-    if address == 0 or dims[0] < 0:
+    out = call_alloc(alloc, ctx, head[1], 2 if head[ROW_SUM_AT] == ROW_SUM_KEEP else 1, dims.ctypes.data)
+    if out == 0 or dims[0] < 0:  # reading dims keeps it alive across the call
         return 2
-    copy_to(address, sums)  # not a slice assignment (abi.copy_to says why)
+    copy_to(out, sums)  # not a slice assignment (abi.copy_to says why)
     return 0
 
 
 # Another dtype needs Python functions of its own, as the blocks tasks above. The row sum is a
-# cfunc of its own: a model without one (criteo-fc) does not compile it (~2 s of a cold start).
+# cfunc of its own: a model without one (criteo-fc) does not compile it.
 def _direct_float32(in_ptrs, in_shapes, spec, ctx, alloc, errbuf):
     return _direct(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, np.zeros(0, np.float32))
 
 
 def _direct_row_sum_float32(in_ptrs, in_shapes, spec, ctx, alloc, errbuf):
-    return _direct_row_sum(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, np.zeros(0, np.float32))
+    return _direct_row_sum(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, np.zeros(0, np.float32),
+                           _PLAIN_FLOAT32())
 
 
 _DIRECT = {("float32", False): _direct_float32, ("float32", True): _direct_row_sum_float32}

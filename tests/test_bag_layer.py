@@ -11,7 +11,7 @@ from numba import cfunc, njit, types
 from numba.typed import List
 
 import tf_blade
-from conftest import fused_specs, running_nodes
+from conftest import fused_specs, op_counts, running_nodes
 from test_string_bag import POOL
 from tf_blade.feature_column import SPEC_REWRITES
 from tf_blade.examples import CRITEO_BUCKETS, column_names, criteo_feature_model, criteo_wdl_model, keras_prep_model, synthetic_batch
@@ -212,12 +212,31 @@ def test_sum_of_a_layers_rows_is_computed_by_the_library_as_tf_does(keep_dims, a
     entry = source[source.index("def entry("):]
     assert ("run_direct(" in entry) == direct and (".run_task(" in entry) != direct
     optimized = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
+    ops = op_counts(optimized)  # fused: a kernel that failed to compile would leave TF's ops
+    assert ops["BladeFusedCall"] == 1 and ops["StringToHashBucketFast"] == 0, ops
     for rows in (0, 1, 7, 129, 9000):
         batch = synthetic_batch(rows, 3, empty_fraction=0.3, seed=rows)
         args = [tf.constant(batch[c]) for c in column_names(3)]
         want, got = module.serve(*args)["logit"].numpy(), optimized(*args)["logit"].numpy()
         assert got.shape == want.shape
         np.testing.assert_array_equal(got, want)
+
+
+def test_the_row_sums_scratch_allocator_refuses_sizes_past_its_bound():
+    # The row-sum cfunc's layer comes from the plain direct cfunc through this allocator: a size
+    # whose bytes overflow or pass MOST_SCRATCH_BYTES gets no buffer (the cfunc then fails with an
+    # OOM message), any other one a buffer of its own, recorded for the caller to free.
+    import ctypes
+    from tf_blade.kernels.parallel import compile_task
+    bag_layer.want_layer("float32", direct=True)
+    alloc = compile_task(*bag_layer._wanted.pop(("scratch_alloc",)))
+    for rows, width, ok in ((3, 2, True), (0, 5, True), (2 ** 40, 2, False), (2 ** 62, 2 ** 62, False), (-1, 2, False)):
+        state, dims = np.array([0, 0, 0, 4], np.int64), np.array([rows, width], np.int64)
+        address = alloc.ctypes(state.ctypes.data, 0, 2, dims.ctypes.data_as(ctypes.POINTER(ctypes.c_int64)))
+        assert bool(address) == ok and (state[0] != 0) == ok
+        if ok:
+            assert list(state[1:3]) == [rows, width]
+            ctypes.CDLL(None).free(ctypes.c_void_p(address))
 
 
 def test_sum_of_a_layers_rows_fails_as_tf_does():
@@ -625,11 +644,12 @@ def test_a_cluster_compiles_its_layer_tasks_together(monkeypatch):
     tf_blade.optimize(criteo_feature_model(2, dim=4).serve, bridge="native")
     assert calls == [[("direct", "float32", False), ("plan",), ("blocks", "float32")], "entry",
                      "tasks compiled"]  # _JOB_ORDER
-    # wide & deep's: the child takes the row sum's direct cfunc first, then the plain one (most of
-    # its code compiled by then), this process blocks first and the bag miss check after it
-    keys = [("plan",), ("bag_miss",), ("blocks", "float32"), ("direct", "float32", False), ("direct", "float32", True)]
-    assert sorted(keys, key=bag_layer._job_rank) == [("direct", "float32", True), ("direct", "float32", False),
-                                                     ("plan",), ("bag_miss",), ("blocks", "float32")]
+    # wide & deep's: the child takes the plain direct cfunc first, then the row sum's (which calls
+    # it), this process blocks first, then the scratch allocator and the bag miss check
+    keys = [("plan",), ("scratch_alloc",), ("bag_miss",), ("blocks", "float32"), ("direct", "float32", True),
+            ("direct", "float32", False)]
+    assert sorted(keys, key=bag_layer._job_rank) == [("direct", "float32", False), ("direct", "float32", True),
+                                                     ("plan",), ("bag_miss",), ("scratch_alloc",), ("blocks", "float32")]
 
 
 def _layer_after_rewrites(spec):
