@@ -638,8 +638,9 @@ def want_layer(dtype: str, pooled: bool = False, direct=None, bag_miss: bool = T
     tables of one column; plan's checks of buckets that miss a table (run only for a table with
     fewer rows than buckets), of bags with ``bag_miss`` and of POOLED columns with ``pooled_miss``;
     and with ``direct`` (None, or whether the spec has a row sum) the direct cfunc, for a dtype of
-    DIRECT_DTYPES (a row sum's: with the plain one, which it calls, and its scratch allocator). A task left out but needed makes the layer fail saying it is not compiled, never
-    read past a table. The loader
+    DIRECT_DTYPES (a row sum's with the plain one, which it calls, and its scratch allocator). A
+    task left out but needed makes the layer fail saying it is not compiled, never read past a
+    table. The loader
     (runtime/compiler.py) compiles a cluster's tasks together, so that a cold start compiles two at
     a time (``compiling_wanted``). Jobs are keyed (kind, details...), kinds from _JOB_ORDER."""
     void_task = types.void(types.voidptr, types.voidptr)
@@ -648,9 +649,10 @@ def want_layer(dtype: str, pooled: bool = False, direct=None, bag_miss: bool = T
         _wanted[("bag_miss",)] = (void_task, _bag_miss_task, _BAG_MISS_SYMBOL)
     if dtype in _TASKS:
         _wanted["blocks", dtype] = (types.void(types.voidptr, types.int64, types.int64), _TASKS[dtype], _SYMBOLS[dtype])
-    for row_sum in (False, True) if direct else (False,) if direct is not None else ():
-        _wanted["direct", dtype, row_sum] = (DIRECT_SIG, _DIRECT[dtype, row_sum], _DIRECT_SYMBOLS[dtype, row_sum])
+    if direct is not None:
+        _wanted["direct", dtype, False] = (DIRECT_SIG, _DIRECT[dtype, False], _DIRECT_SYMBOLS[dtype, False])
     if direct:
+        _wanted["direct", dtype, True] = (DIRECT_SIG, _DIRECT[dtype, True], _DIRECT_SYMBOLS[dtype, True])
         _wanted[("scratch_alloc",)] = (SCRATCH_ALLOC_SIG, _scratch_alloc, _SCRATCH_ALLOC_SYMBOL)
     if pooled and dtype in _POOL_TASKS:
         _wanted["pool", dtype] = (void_task, _POOL_TASKS[dtype], _POOL_SYMBOLS[dtype])
