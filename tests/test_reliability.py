@@ -313,6 +313,7 @@ def test_kernel_folders_of_other_versions_go_once_unused_for_a_month(tmp_path, m
     assert os.path.isdir(current) and os.path.getmtime(current) > month_ago
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the task's exception, printed
 @pytest.mark.parametrize("bridge", ["native", "numpy"])
 def test_an_allocation_a_kernel_did_not_check_fails_the_op(bridge):
     """A Numba exception inside a part's task (here a MemoryError: Fill to [2**31, 2**31]) was
