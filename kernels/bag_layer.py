@@ -737,7 +737,7 @@ def direct_spec(n_inputs, output, min_elements, columns, kinds, buckets, modes, 
 def _direct_layer(in_ptrs, in_shapes, spec_ptr, err):
     """The spec's layer from the op's pointers, planned: (fill_rows' columns and layout, the array
     the columns point into, to keep alive until they are filled, rows, width, whether to fill wide,
-    output index, row sum); ``err`` says when it cannot be."""
+    output index); ``err`` says when it cannot be."""
     head = carray(spec_ptr, (HEAD,))
     n_in, output, min_elements, n, n_program = head[0], head[1], head[2], head[3], head[4]
     spec = carray(spec_ptr, (HEAD + 7 * n + n_program,))
@@ -749,7 +749,7 @@ def _direct_layer(in_ptrs, in_shapes, spec_ptr, err):
     layout, rows, width, _ = plan_rows_by_address(arrays, kinds, buckets, modes, n_targets, spec[at + 4 * n:],
                                                   np.zeros((0, 2), np.int64), err)
     wide = in_ptrs[2 * n_in] == 0 and elements >= min_elements  # the op says whether it runs alone
-    return (arrays, kinds, buckets, modes, layout), keep, rows, width, wide, output, head[ROW_SUM_AT]
+    return (arrays, kinds, buckets, modes, layout), keep, rows, width, wide, output
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -757,7 +757,7 @@ def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
     """The layer, filled in TF's buffer. Returns the entry's codes: 0 done, 1 ``err`` says why,
     2 TF's allocation failed."""
     err = carray(errbuf, (ERR_BYTES,))
-    layer, keep, rows, width, wide, output, _ = _direct_layer(in_ptrs, in_shapes, spec_ptr, err)
+    layer, keep, rows, width, wide, output = _direct_layer(in_ptrs, in_shapes, spec_ptr, err)
     if err[0] != 0:
         return 1
     arrays, kinds, buckets, modes, layout = layer
