@@ -101,7 +101,7 @@ def _largest(values, floor):
     return most
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def columns_from_inputs(ptrs, shapes, columns):
     """plan's and fill's column rows, an array they point into (the caller keeps it alive until
     the layer is filled) and the elements the layer reads (tables of DENSE columns counted),
@@ -176,6 +176,8 @@ def _vector_rows(vectors):
 # tasks that run them: compiled alone, each was optimized and emitted as a library of its own and
 # then again inside its cfunc (Numba links a callee's code into its caller): 1.5 s of a 20 s cold
 # start; _pool_block and pool_vectors, keras-prep's cold start with its child 12.8-13.0 -> 10.7-11.2 s.
+# So are the direct cfunc's helpers (columns_from_inputs, fill_rows, _blocks, _check_filled): each
+# compiled alone cost Numba's whole pipeline and a machine-code emit (direct 3.5 -> 3.2 s alone).
 @njit(cache=True, nogil=True, inline="always")
 def plan_rows(arrays, kinds, buckets, modes, n_targets, program, vector_rows, err):
     """(layout, output rows, output width, failing column or -1) of the columns ``arrays``
@@ -287,12 +289,12 @@ def _fill_block(b, args):
                     out[f // out_width, column + f % out_width] = acc[i, j]
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _blocks(layout):
     return (_largest(layout[:, ROWS], 0) + BLOCK - 1) // BLOCK
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def _check_filled(failed, err):
     if failed[0] == NO_SCRATCH:
         set_error(err, OOM_PREFIX, " the feature layer's scratch buffers")
@@ -308,7 +310,7 @@ def fill_wide(ids, tstrings, tables, kinds, buckets, modes, layout, out, wide, e
     fill_rows(_column_arrays(ids, None, tstrings, tables, out), kinds, buckets, modes, layout, out, wide, err)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def fill_rows(arrays, kinds, buckets, modes, layout, out, wide, err):
     """Computes the planned layer of the columns ``arrays`` (COLUMN_FIELDS rows, tables of
     ``out``'s dtype) into ``out`` ([rows, width], C order): its blocks on the op's intra-op
