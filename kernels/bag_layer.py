@@ -244,15 +244,18 @@ def _fill_block(b, args):
     most = 1  # the block's ids: its rows' strings, not a whole block of the widest column's
     for c in range(layout.shape[0]):
         most = max(most, (min(layout[c, ROWS], r0 + BLOCK) - r0) * layout[c, INNER])
-    try:  # a row may hold any number of strings
+    try:  # a row may hold any number of strings; a raise here would leave the block unfilled, unsaid
         idbuf = np.empty(2 * most, np.int64)  # twice: the pool task lists places in the second half
         sums = np.empty(BLOCK * _largest(layout[:, WIDTH], 1), out.dtype)  # zeroed where used
+        starts = np.empty(BLOCK + 1, np.int64)
+        # reduce_runs' output rows: the block's [r0, r0 + BLOCK), then [0, BLOCK) for a scratch
+        # layer (a loop into np.empty: np.arange's two forms compiled for ~0.2 s of the task)
+        rows_at = np.empty(2 * BLOCK, np.int64)
     except Exception:
         failed[0] = NO_SCRATCH
         return
-    starts = np.empty(BLOCK + 1, np.int64)
-    runs = np.arange(r0, r0 + BLOCK)
-    local = np.arange(BLOCK)
+    for i in range(BLOCK):
+        rows_at[i], rows_at[BLOCK + i] = r0 + i, i
     for c in range(layout.shape[0]):
         rows, inner, width = layout[c, ROWS], layout[c, INNER], layout[c, WIDTH]
         out_width, column = layout[c, OUT_WIDTH], layout[c, COLUMN]
@@ -278,11 +281,11 @@ def _fill_block(b, args):
                 if starts[i] == starts[i + 1]:  # an empty row pools to zeros
                     for j in range(width):
                         out[r0 + i, column + j] = 0
-            reduce_runs(table, idbuf, starts[:m + 1], runs[:m], modes[c], out, column)
+            reduce_runs(table, idbuf, starts[:m + 1], rows_at[:m], modes[c], out, column)
         else:  # reshaped to other rows: element f of the bag is element f of its output slice
             acc = sums[:m * width].reshape((m, width))
             acc[:] = 0
-            reduce_runs(table, idbuf, starts[:m + 1], local[:m], modes[c], acc, np.int64(0))
+            reduce_runs(table, idbuf, starts[:m + 1], rows_at[BLOCK:BLOCK + m], modes[c], acc, np.int64(0))
             for i in range(m):
                 for j in range(width):
                     f = (r0 + i) * width + j
@@ -717,6 +720,11 @@ def _blocks_address_impl(args):
 # deep's wide logit, whose layer is then a scratch buffer of the call.
 HEAD = 6
 ROW_SUM_AT = 5  # the head's row sum
+# What a direct cfunc answers when it is done: never 0, which is what its wrapper answers when it
+# raised (an allocation beyond memory), so that ``run_direct`` fails the op then with RAISED
+# instead of reporting a layer it never filled. 1 and 2 are the entry's (err says why; an
+# allocation failed).
+DIRECT_DONE = 3
 NO_ROW_SUM, ROW_SUM_KEEP, ROW_SUM_DROP = range(3)
 DIRECT_SIG = types.int64(types.CPointer(types.int64), types.CPointer(types.int64), types.CPointer(types.int64),
                          types.voidptr, types.voidptr, types.CPointer(types.uint8))
@@ -756,8 +764,8 @@ def _direct_layer(in_ptrs, in_shapes, spec_ptr, err):
 
 @njit(cache=True, nogil=True, inline="always")
 def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
-    """The layer, filled in TF's buffer. Returns the entry's codes: 0 done, 1 ``err`` says why,
-    2 TF's allocation failed."""
+    """The layer, filled in TF's buffer. Returns DIRECT_DONE, or the entry's codes: 1 ``err``
+    says why, 2 TF's allocation failed."""
     err = carray(errbuf, (ERR_BYTES,))
     layer, keep, rows, width, wide, output = _direct_layer(in_ptrs, in_shapes, spec_ptr, err)
     if err[0] != 0:
@@ -768,7 +776,7 @@ def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
     if address == 0 or dims[0] < 0:  # reading dims keeps it alive across the call
         return 2
     fill_rows(arrays, kinds, buckets, modes, layout, carray(ptr_from_int(address, like.dtype), (rows, width)), wide, err)
-    return 1 if err[0] != 0 else keep[0]  # 0; reading keep keeps the columns' ids alive across the fill
+    return 1 if err[0] != 0 else DIRECT_DONE + keep[0]  # keep[0] is 0: reading it keeps the ids alive across the fill
 
 
 # A row sum's layer is filled by the plain direct cfunc, into a scratch buffer that the row-sum cfunc
@@ -845,14 +853,20 @@ def _direct_row_sum(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like, plai
     state[3] = like.itemsize
     rc = _call_direct(plain, in_ptrs, in_shapes, spec_ptr, _voidptr(state.ctypes.data), _voidptr(scratch_alloc), errbuf)
     address, rows, width = state[0], state[1], state[2]
-    if rc != 0:
+    if rc != DIRECT_DONE:
         if address != 0:
             _free(address)
         if rc == 2:  # the scratch, the only allocation it asked for
             set_error(err, OOM_PREFIX, " the feature layer's rows before their sum")
-            return 1
-        return rc
-    sums = sum_rows_as_tf(carray(ptr_from_int(address, like.dtype), (rows, width)))
+        elif rc == 0:  # it raised
+            set_error(err, RAISED)
+        return 1 if rc in (0, 2) else rc
+    try:  # the scratch is freed whatever happens
+        sums = sum_rows_as_tf(carray(ptr_from_int(address, like.dtype), (rows, width)))
+    except Exception:
+        _free(address)
+        set_error(err, RAISED)
+        return 1
     _free(address)
     head = carray(spec_ptr, (HEAD,))
     dims = np.array([rows, 1], np.int64)
@@ -860,7 +874,7 @@ def _direct_row_sum(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like, plai
     if out == 0 or dims[0] < 0:  # reading dims keeps it alive across the call
         return 2
     copy_to(out, sums)  # not a slice assignment (abi.copy_to says why)
-    return 0
+    return DIRECT_DONE
 
 
 # Another dtype needs Python functions of its own, as the blocks tasks above. The row sum is a
@@ -907,7 +921,11 @@ def _run_direct_impl(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, dtype):
         if address == 0:  # compile_layer never compiled it in this process
             set_error(carray(errbuf, (ERR_BYTES,)), NOT_COMPILED)
             return 1
-        return _call_direct(address, in_ptrs, in_shapes, ptr_from_int(spec.ctypes.data, np.int64), ctx, alloc, errbuf)
+        rc = _call_direct(address, in_ptrs, in_shapes, ptr_from_int(spec.ctypes.data, np.int64), ctx, alloc, errbuf)
+        if rc == 0:  # it raised: its wrapper printed the exception and answered 0
+            set_error(carray(errbuf, (ERR_BYTES,)), RAISED)
+            return 1
+        return 0 if rc == DIRECT_DONE else rc
 
     def slots_impl(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, dtype):  # alive for the call: its arguments
         return run_direct(ptr_from_int(in_ptrs.ctypes.data, np.int64), ptr_from_int(in_shapes.ctypes.data, np.int64),

@@ -240,6 +240,31 @@ def test_the_row_sums_scratch_allocator_refuses_sizes_past_its_bound(monkeypatch
             ctypes.CDLL(None).free(ctypes.c_void_p(address))
 
 
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # _raising_direct's, printed
+@pytest.mark.parametrize("row_sum", [False, True])
+def test_a_direct_cfunc_that_raises_fails_the_op_with_tfs_oom_error(row_sum):
+    # A cfunc that raises answers 0 (its wrapper prints the exception), which read as "done": the
+    # op then returned a layer it never filled, or a row sum of whatever the scratch held. The
+    # plain cfunc's cell points at one that raises; the row-sum cfunc calls it through that cell.
+    from tf_blade.kernels.parallel import task_cell
+    module = _wide_logit_model(3, True, 1) if row_sum else criteo_feature_model(3)
+    optimized = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
+    assert op_counts(optimized)["BladeFusedCall"] == 1
+    batch = synthetic_batch(5, 3)
+    args = [tf.constant(batch[c]) for c in column_names(3)]
+    want = module.serve(*args)
+    cell = task_cell(bag_layer._DIRECT_SYMBOLS["float32", False])
+    address, cell.value = cell.value, _raising_direct.address
+    try:
+        with pytest.raises(tf.errors.ResourceExhaustedError, match="which raised"):
+            optimized(*args)
+    finally:
+        cell.value = address
+    got = optimized(*args)
+    for key in want:
+        np.testing.assert_array_equal(got[key].numpy(), want[key].numpy())
+
+
 def test_sum_of_a_layers_rows_fails_as_tf_does():
     module = _wide_logit_model(3, True, 1)
     optimized = tf_blade.optimize(module.serve, bridge="native").signatures["serving_default"]
@@ -744,6 +769,12 @@ def test_plan_without_its_compiled_task_fails_cleanly():
         finally:
             cell.value = address
         assert error_text(err) == expected and layout.size == 0
+
+
+@cfunc(bag_layer.DIRECT_SIG)
+def _raising_direct(in_ptrs, in_shapes, spec, ctx, alloc, errbuf):
+    """A direct cfunc whose allocation fails: its wrapper prints the MemoryError and answers 0."""
+    raise MemoryError("allocation failed")
 
 
 @cfunc(types.void(types.voidptr, types.voidptr))
