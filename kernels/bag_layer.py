@@ -92,6 +92,14 @@ def _vector(program, at, in_shape, table_shape, vector_rows):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def _dims(rows, width):
+    """[rows, width] as int64: np.array of a list compiled the list's code too (~0.1 s a task)."""
+    dims = np.empty(2, np.int64)
+    dims[0], dims[1] = rows, width
+    return dims
+
+
+@njit(cache=True, nogil=True, inline="always")
 def _largest(values, floor):
     """max(floor, *values): np.max iterates with nditer, whose code took ~0.3 s of each task's
     cold compile."""
@@ -205,7 +213,7 @@ def plan_rows(arrays, kinds, buckets, modes, n_targets, program, vector_rows, er
             rows, inner = bag_rows(in_shape, new_shape, err)
             if err[0] == 0 and buckets[c] > n_table:  # a bucket may miss the table
                 find_bag_miss_by_address(ids, tstrings, in_shape, rows, buckets[c], n_table, err)
-        dims = np.array([rows, width], np.int64)
+        dims = _dims(rows, width)
         for _ in range(n_targets[c]):
             target, at = _vector(program, at, in_shape, table_shape, vector_rows)
             if err[0] == 0:
@@ -320,7 +328,8 @@ def fill_rows(arrays, kinds, buckets, modes, layout, out, wide, err):
     threads when ``wide`` (kernels/parallel.py), else on this thread. Layers of a dtype with a
     blocks task need it compiled first (``compile_layer``)."""
     # Copies: the task reads plain arrays (constants are read-only ones)
-    args = (arrays, kinds.copy(), buckets.copy(), modes.copy(), layout, out, np.zeros(1, np.uint8))
+    args = (arrays, kinds.copy(), buckets.copy(), modes.copy(), layout, out, np.zeros(1, np.int64))  # failed: int64,
+    # as the other arrays here (np.zeros of uint8 compiled for ~0.15 s of the direct cfunc)
     blocks = _blocks(layout) if out.size > 0 else 0
     ran = blocks == 0 or (wide and blocks > 1 and run_blocks(_blocks_address(args), blocks, args)) or _fill_here(args, blocks)
     if not ran:
@@ -358,7 +367,7 @@ def _fill_here_impl(args, blocks):
 # The blocks task of each dtype: a cfunc over fill_rows' argument tuple.
 def _args_type(dtype):
     ints, table = types.Array(types.int64, 1, "C"), types.Array(types.int64, 2, "C")
-    return types.Tuple((table, ints, ints, ints, table, types.Array(dtype, 2, "C"), types.Array(types.uint8, 1, "C")))
+    return types.Tuple((table, ints, ints, ints, table, types.Array(dtype, 2, "C"), ints))
 
 
 _ARGS = {"float32": _args_type(types.float32), "float64": _args_type(types.float64)}
@@ -763,7 +772,7 @@ def _direct_layer(in_ptrs, in_shapes, spec_ptr, err):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
+def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, dtype):
     """The layer, filled in TF's buffer. Returns DIRECT_DONE, or the entry's codes: 1 ``err``
     says why, 2 TF's allocation failed."""
     err = carray(errbuf, (ERR_BYTES,))
@@ -771,11 +780,11 @@ def _direct(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like):
     if err[0] != 0:
         return 1
     arrays, kinds, buckets, modes, layout = layer
-    dims = np.array([rows, width], np.int64)
+    dims = _dims(rows, width)
     address = call_alloc(alloc, ctx, output, 2, dims.ctypes.data)
     if address == 0 or dims[0] < 0:  # reading dims keeps it alive across the call
         return 2
-    fill_rows(arrays, kinds, buckets, modes, layout, carray(ptr_from_int(address, like.dtype), (rows, width)), wide, err)
+    fill_rows(arrays, kinds, buckets, modes, layout, carray(ptr_from_int(address, dtype), (rows, width)), wide, err)
     return 1 if err[0] != 0 else DIRECT_DONE + keep[0]  # keep[0] is 0: reading it keeps the ids alive across the fill
 
 
@@ -826,6 +835,16 @@ def _voidptr(typingctx, address):
     return None
 
 
+def _itemsize(dtype):
+    """The bytes of an element of the NumPy scalar class ``dtype``."""
+
+
+@overload(_itemsize)
+def _itemsize_impl(dtype):
+    size = dtype.instance_type.bitwidth // 8
+    return lambda dtype: size
+
+
 def _scratch_alloc(state, index, ndim, dims):
     """The allocator the row-sum cfunc gives the plain direct cfunc: a [rows, width] buffer of
     ``state``'s [address, rows, width, itemsize] itemsize, its address, rows and width written
@@ -840,7 +859,7 @@ def _scratch_alloc(state, index, ndim, dims):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _direct_row_sum(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like, plain):
+def _direct_row_sum(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, dtype, plain):
     """``_direct`` for a spec with a row sum: the plain direct cfunc at ``plain`` fills the layer
     into a scratch buffer (``_scratch_alloc``), whose rows are then added up in Eigen's order
     (kernels/reduce.py) into TF's [rows, 1] or [rows]."""
@@ -850,7 +869,7 @@ def _direct_row_sum(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like, plai
         set_error(err, NOT_COMPILED)
         return 1
     state = np.zeros(4, np.int64)
-    state[3] = like.itemsize
+    state[3] = _itemsize(dtype)
     rc = _call_direct(plain, in_ptrs, in_shapes, spec_ptr, _voidptr(state.ctypes.data), _voidptr(scratch_alloc), errbuf)
     address, rows, width = state[0], state[1], state[2]
     if rc != DIRECT_DONE:
@@ -862,14 +881,14 @@ def _direct_row_sum(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like, plai
             set_error(err, RAISED)
         return 1 if rc in (0, 2) else rc
     try:  # the scratch is freed whatever happens
-        sums = sum_rows_as_tf(carray(ptr_from_int(address, like.dtype), (rows, width)))
+        sums = sum_rows_as_tf(carray(ptr_from_int(address, dtype), (rows, width)))
     except Exception:
         _free(address)
         set_error(err, RAISED)
         return 1
     _free(address)
     head = carray(spec_ptr, (HEAD,))
-    dims = np.array([rows, 1], np.int64)
+    dims = _dims(rows, 1)
     out = call_alloc(alloc, ctx, head[1], 2 if head[ROW_SUM_AT] == ROW_SUM_KEEP else 1, dims.ctypes.data)
     if out == 0 or dims[0] < 0:  # reading dims keeps it alive across the call
         return 2
@@ -880,12 +899,11 @@ def _direct_row_sum(in_ptrs, in_shapes, spec_ptr, ctx, alloc, errbuf, like, plai
 # Another dtype needs Python functions of its own, as the blocks tasks above. The row sum is a
 # cfunc of its own: a model without one (criteo-fc) does not compile it.
 def _direct_float32(in_ptrs, in_shapes, spec, ctx, alloc, errbuf):
-    return _direct(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, np.zeros(0, np.float32))
+    return _direct(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, np.float32)  # a class: an array of 0 compiled np.zeros
 
 
 def _direct_row_sum_float32(in_ptrs, in_shapes, spec, ctx, alloc, errbuf):
-    return _direct_row_sum(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, np.zeros(0, np.float32),
-                           _PLAIN_FLOAT32())
+    return _direct_row_sum(in_ptrs, in_shapes, spec, ctx, alloc, errbuf, np.float32, _PLAIN_FLOAT32())
 
 
 _DIRECT = {("float32", False): _direct_float32, ("float32", True): _direct_row_sum_float32}
