@@ -51,9 +51,11 @@ def _scope_copies(monkeypatch, inline_ir, x):
 
     monkeypatch.setattr(ir.Scope, "__deepcopy__", counting_deepcopy, raising=False)
     monkeypatch.setattr(inline_closurecall.InlineWorker, "inline_ir", inline_ir)
-    callee, caller = _callee_and_caller()
-    result = caller(x)
-    monkeypatch.undo()
+    try:
+        callee, caller = _callee_and_caller()
+        result = caller(x)
+    finally:
+        monkeypatch.undo()
     return result, len(copies), callee.py_func(x) - callee.py_func(x[::-1][:3])
 
 

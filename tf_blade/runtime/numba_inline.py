@@ -11,8 +11,10 @@ blocks share theirs. Numba then finds the single scope it asserts there is (it c
 value, so the per-block copies passed too) and renames the variables in it once, for every block.
 
 Numba compiles under one process-wide lock, so swapping the module's ``copy`` for the call is
-seen by no other compile. Only for the Numba versions checked (tests/test_numba_inline.py compares
-the inlined IR with Numba's own); others keep Numba's copy.
+seen by no other compile. It applies to every Numba compile in the process once the kernels are
+imported (a user's own Numba code too), with the same results. Only for the Numba versions checked
+(tests/test_numba_inline.py counts the scope copies and checks the inlined code's results against
+Numba's own copy); others keep Numba's copy.
 """
 import copy
 import functools
