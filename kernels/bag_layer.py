@@ -38,6 +38,7 @@ from .strings import TSTRING_BYTES, put_into
 
 BLOCK = 128 # rows per task: a block's ids and sums stay in L1 while its columns are pooled
 ROWS, INNER, WIDTH, OUT_WIDTH, COLUMN = range(5)  # a column's entries in ``plan_rows``' layout
+LAYOUT_FIELDS = 5
 # The shape program: per column its new_shape, then its Reshape targets, each vector written as
 # [n, kind, value, kind, value, ...]: element i is ``value`` (CONST), dim ``value`` of the
 # column's strings (STRINGS_DIM) or table (TABLE_DIM); [1, RUNTIME, m] is runtime vector m.
@@ -192,7 +193,7 @@ def plan_rows(arrays, kinds, buckets, modes, n_targets, program, vector_rows, er
     (COLUMN_FIELDS rows). layout[c]: the bag's rows, strings per row (inner), width, its width in
     the output after its Reshapes, its first output column."""
     n = arrays.shape[0]
-    layout = np.zeros((n, 5), np.int64)
+    layout = np.zeros((n, LAYOUT_FIELDS), np.int64)
     first = np.zeros(2, np.int64)
     total = 0
     at = np.int64(0)  # not a literal 0: _vector would compile for that type too
@@ -436,7 +437,7 @@ def _plan_rows_by_address_impl(arrays, kinds, buckets, modes, n_targets, program
         address = _PLAN_ADDRESS()
         if address == 0:
             set_error(err, NOT_COMPILED)
-            return np.zeros((0, 5), np.int64), np.int64(0), np.int64(0), np.int64(-1)
+            return np.zeros((0, LAYOUT_FIELDS), np.int64), np.int64(0), np.int64(0), np.int64(-1)
         return _call_plan(address, (arrays, kinds, buckets, modes, n_targets, program, vector_rows, err))
     return through_task
 
