@@ -13,8 +13,10 @@ import os as _os
 # each kernel's own file (kernels inline helpers from other files).
 
 from ..runtime import abi as _abi
+from ..runtime import gc_pause as _gc_pause
 from ..runtime import numba_inline as _numba_inline
 from ..runtime.cache import stamp_kernel_library as _stamp_kernel_library
 
 _stamp_kernel_library(_os.path.dirname(__file__), [_abi.__file__])
+_gc_pause.install()  # a compile's garbage waits for its end: with TF imported, ~10% of compiling
 _numba_inline.install()  # kernels inline large helpers: Numba's copy of their IR, once per block, cost ~1 s a task

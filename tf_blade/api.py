@@ -1,9 +1,7 @@
 """Public entry points: optimize() and @function."""
 from __future__ import annotations
 
-import contextlib
 import functools
-import gc
 import inspect
 import os
 import time
@@ -17,6 +15,7 @@ from .fast_call import eager_types, flat_inputs, with_fast_call
 from .passes.pipeline import Options, run_pipeline
 from .report import Report
 from .runtime import bridge as bridges
+from .runtime import gc_pause
 
 
 class OptimizedModel(tf.Module):
@@ -85,7 +84,9 @@ def _optimize(root, functions, output_dir, bridge, options, default_signature=Fa
     chosen = "original" if disabled() else bridges.choose_bridge(bridge)
     report = Report(bridge=chosen)
     signatures, keep_alive, saved = {}, [], {}
-    with _cyclic_gc_paused():
+    # the passes allocate ~10^5 small objects: with TF imported each full collection they set off
+    # walks its millions of objects (one 0.3-0.4 s pause in a warm optimize() of criteo-fc)
+    with gc_pause.paused():
         for name, cf in functions.items():
             signatures[name], entry = _optimize_function(cf, variables, chosen, options, keep_alive, root)
             report.functions[name] = entry
@@ -98,20 +99,6 @@ def _optimize(root, functions, output_dir, bridge, options, default_signature=Fa
         for name in _other_functions(root, functions):
             report.save_notes[name] = "this tf.function attribute is not written (only signatures are optimized and written)"
     return optimized
-
-
-@contextlib.contextmanager
-def _cyclic_gc_paused():
-    """The passes allocate ~10^5 small objects; in a process that has imported TF that triggers
-    full cyclic collections over millions of TF objects (one 0.3-0.4 s pause in a warm optimize()
-    of the 26-column model). Nothing the passes make needs collecting before they finish."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def _optimize_function(cf, variables, bridge, options, keep_alive, root=None):

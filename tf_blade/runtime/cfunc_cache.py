@@ -24,6 +24,8 @@ from numba.core import sigutils
 from numba.core.ccallback import CFunc
 from numba.core.runtime import rtsys
 
+from .gc_pause import paused
+
 # Numba versions whose refresh installs no C symbol beyond those prepare_load installs.
 CHECKED_VERSIONS = ("0.68",)
 LOADS_WITHOUT_REFRESH = ".".join(numba.__version__.split(".")[:2]) in CHECKED_VERSIONS
@@ -55,6 +57,7 @@ def cached_cfunc(signature, **options):
                 return cache._load_overload(sig, target_context)
 
             cache.load_overload = load
-        compiled.compile()
+        with paused():  # a cfunc's compile fires no numba:compile event (gc_pause.install)
+            compiled.compile()
         return compiled
     return decorate
