@@ -1,13 +1,13 @@
 """Python's cyclic garbage collector paused while Numba compiles and while optimize() rewrites.
 
 A compile allocates hundreds of thousands of small objects (Numba's IR and types, llvmlite's IR),
-and every 700 net allocations start a collection, one in ~40 of them a full one. In a process that
-has imported TensorFlow a full collection walks 0.36-0.65M objects (~0.25 s), and little a compile
-makes can be freed before the compile ends. Measured: the collector took 0.65 of 5.4 s of
-compiling the feature layer's direct cfunc and plan after ``import tf_blade``, and 0.87 of 11.2 s
-of the layer's three tasks in the compile child (which peaked at 297 MB paused, 237 MB not).
-tests/test_kernel_gather.py, fresh caches, in turn: 64.1/64.4 s paused, 66.8/68.6 s not (the
-collector 2.7 against 6.9 s).
+and every 700 net allocations start a collection, a few in a thousand of them a full one (24 of
+6,000 in tests/test_kernel_gather.py). In a process that has imported TensorFlow a full collection
+walks 0.36-0.65M objects (~0.25 s), and little a compile makes can be freed before it ends.
+Measured: the collector took 0.65 of 5.4 s of compiling the feature layer's direct cfunc and plan
+after ``import tf_blade``, and 0.87 of 11.2 s of the layer's three tasks in the compile child
+(which peaked at 297 MB paused, 237 MB not). tests/test_kernel_gather.py, fresh caches, in turn:
+64.1/64.4 s paused, 66.8/68.6 s not (the collector 2.7 against 6.9 s).
 
 ``install`` pauses it from the start of each outermost Numba dispatcher compile to its end (the
 ``numba:compile`` event, any Numba code in the process); ``cached_cfunc`` pauses it around a
