@@ -1,5 +1,5 @@
 """The cyclic GC is paused while Numba compiles (tf_blade/runtime/gc_pause.py), and the caller's
-setting comes back after, also when the compile fails."""
+setting comes back after, also when the compile fails or pauses overlap across threads."""
 import gc
 
 import numba
@@ -10,7 +10,7 @@ from numba.core.ccallback import CFunc
 from numba.extending import overload
 
 import tf_blade.kernels  # noqa: F401  (installs the pause)
-from tf_blade.runtime import cfunc_cache
+from tf_blade.runtime import cfunc_cache, gc_pause
 
 _seen = []  # gc.isenabled() each time Numba types a call of probe (once per argument type)
 
@@ -30,6 +30,7 @@ def _probe_typing(x):
 @pytest.fixture
 def seen():
     _seen.clear()
+    gc.enable()
     yield _seen
     gc.enable()
 
@@ -70,4 +71,16 @@ def test_a_failed_compile_turns_the_collector_back_on(seen):
     with pytest.raises(errors.TypingError):
         calls_probe(1.5)
     assert seen and not any(seen)
+    assert gc.isenabled()
+
+
+def test_overlapping_pauses_keep_the_collector_off_until_the_last_ends(seen):
+    """Two threads' pauses (a cfunc compile, another thread's optimize()) need not nest: the
+    collector stays off until both have ended, then comes back on."""
+    first, second = gc_pause.paused(), gc_pause.paused()
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    assert not gc.isenabled()  # the second is still open
+    second.__exit__(None, None, None)
     assert gc.isenabled()

@@ -84,8 +84,9 @@ def _optimize(root, functions, output_dir, bridge, options, default_signature=Fa
     chosen = "original" if disabled() else bridges.choose_bridge(bridge)
     report = Report(bridge=chosen)
     signatures, keep_alive, saved = {}, [], {}
-    # the passes allocate ~10^5 small objects: with TF imported each full collection they set off
-    # walks its millions of objects (one 0.3-0.4 s pause in a warm optimize() of criteo-fc)
+    # the passes allocate ~10^5 small objects: with TF imported and a model loaded, each full
+    # collection they set off walks all of TF's objects (one 0.3-0.4 s pause in a warm optimize()
+    # of criteo-fc)
     with gc_pause.paused():
         for name, cf in functions.items():
             signatures[name], entry = _optimize_function(cf, variables, chosen, options, keep_alive, root)
