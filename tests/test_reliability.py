@@ -276,24 +276,52 @@ def test_a_table_of_another_rank_runs_the_original_ops(rng):
     assert native_bridge().fallback_count() == before + 2  # one dispatch key per rank
 
 
-def test_a_changed_kernel_helper_is_not_served_from_a_stale_disk_cache(tmp_path):
-    """Numba stamps a cached function with its own file only; a library kernel that inlines a
-    helper from another file must still recompile when that helper changes (kernels/__init__.py
-    stamps the whole library)."""
+def _stamped_library(tmp_path):
+    """A kernel library of one kernel that inlines a helper from another file, stamped as
+    kernels/__init__.py stamps ours: (its folder, set_helper(value), run() -> the kernel's answer
+    in a fresh process)."""
     lib = tmp_path / "lib"
     lib.mkdir()
     (lib / "__init__.py").write_text("import os\nfrom tf_blade.runtime.cache import stamp_kernel_library\n"
                                      "stamp_kernel_library(os.path.dirname(__file__))\n")
     (lib / "kernel.py").write_text("from numba import njit\nfrom .helper import value\n\n"
                                    "@njit(cache=True)\ndef kernel():\n    return value()\n")
-    run = [sys.executable, "-c", "from lib.kernel import kernel; print(kernel(), kernel.stats.cache_hits)"]
+    command = [sys.executable, "-c", "from lib.kernel import kernel; print(kernel(), kernel.stats.cache_hits)"]
 
-    def answer():
-        out = subprocess.run(run, cwd=tmp_path, capture_output=True, text=True, check=True).stdout
-        return out.split()[0]
-    for value, expected in (("1", "1"), ("1", "1"), ("2", "2")):  # a cache hit, then a changed helper
+    def set_helper(value):
         (lib / "helper.py").write_text(f"from numba import njit\n\n@njit(inline='always')\ndef value():\n    return {value}\n")
-        assert answer() == expected
+
+    def run():
+        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=True).stdout.split()[0]
+    return lib, set_helper, run
+
+
+def test_a_changed_kernel_helper_is_not_served_from_a_stale_disk_cache(tmp_path):
+    """Numba stamps a cached function with its own file only; a library kernel that inlines a
+    helper from another file must still recompile when that helper changes (kernels/__init__.py
+    stamps the whole library)."""
+    _, set_helper, run = _stamped_library(tmp_path)
+    for value, expected in (("1", "1"), ("1", "1"), ("2", "2")):  # a cache hit, then a changed helper
+        set_helper(value)
+        assert run() == expected
+
+
+def test_a_changed_library_caches_into_files_of_its_own(tmp_path):
+    """When the library's stamp changes, Numba empties a kernel's index and numbers its data files
+    from 1 again, writing the index before the data: under the old names, a process killed
+    between the two writes left an index naming the old version's machine code. The stamp is in
+    the files' names, and the files of other stamps go."""
+    lib, set_helper, run = _stamped_library(tmp_path)
+
+    def cache_files():
+        return {p.name for p in (lib / "__pycache__").iterdir() if p.suffix in (".nbi", ".nbc")}
+    set_helper(1)
+    assert run() == "1"
+    first = cache_files()
+    set_helper(2)
+    assert run() == "2"
+    second = cache_files()
+    assert len(first) == len(second) == 2 and not first & second, (first, second)
 
 
 def test_kernel_folders_of_other_versions_go_once_unused_for_a_month(tmp_path, monkeypatch):

@@ -60,6 +60,12 @@ def stamp_kernel_library(kernels_dir: str, extra_files=()) -> None:
     old machine code in use. For functions defined in ``kernels_dir`` the stamp becomes the hash of
     every ``.py`` file there plus ``extra_files``. Called by ``kernels/__init__.py`` before any
     kernel is decorated (Numba picks a function's cache locator when it is decorated).
+
+    The stamp is also in the cache files' names, and the files of other stamps in the folder go
+    when the first kernel's cache opens it. Numba keeps one index and numbered data files per
+    function: when the stamp changes it empties the index and numbers data files from 1 again,
+    over the old version's, writing the index first. A process killed between the two writes
+    would have left an index naming the old version's machine code for the new source.
     """
     from numba.core import caching
     impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)  # renamed in 0.60
@@ -80,6 +86,13 @@ def stamp_kernel_library(kernels_dir: str, extra_files=()) -> None:
         def get_source_stamp(self):
             return stamp
 
+        def get_disambiguator(self):
+            return f"{super().get_disambiguator()}-{stamp[:STAMP_CHARS]}"
+
+        def ensure_cache_path(self):
+            super().ensure_cache_path()
+            _remove_other_stamps(self.get_cache_path(), stamp[:STAMP_CHARS])
+
     class UserProvided(LibraryStamp, caching.UserProvidedCacheLocator):  # NUMBA_CACHE_DIR, as Numba's order
         pass
 
@@ -91,3 +104,22 @@ def stamp_kernel_library(kernels_dir: str, extra_files=()) -> None:
 
     kept = [c for c in impl._locator_classes if getattr(c, "directory", None) != kernels_dir]
     impl._locator_classes = [UserProvided, InTree, UserWide] + kept
+
+
+STAMP_CHARS = 12  # of the library's stamp in its cache files' names
+
+
+@functools.lru_cache(maxsize=None)
+def _remove_other_stamps(folder: str, stamp: str) -> None:
+    """Once a process and folder: deletes the kernel library's Numba cache files in ``folder``
+    (which holds the library's only) that another stamp, or none, named."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        if name.endswith((".nbi", ".nbc")) and f"-{stamp}.py" not in name:
+            try:
+                os.remove(os.path.join(folder, name))
+            except OSError:
+                pass  # gone already, or not ours to delete: it is never read under this stamp
