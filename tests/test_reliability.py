@@ -289,10 +289,13 @@ def _stamped_library(tmp_path):
     command = [sys.executable, "-c", "from lib.kernel import kernel; print(kernel(), kernel.stats.cache_hits)"]
 
     def set_helper(value):
-        (lib / "helper.py").write_text(f"from numba import njit\n\n@njit(inline='always')\ndef value():\n    return {value}\n")
+        (lib / "helper.py").write_text("from numba import njit\n\n@njit(inline='always')\n"
+                                       f"def value():\n    return {value}\n")
 
-    def run():
-        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=True).stdout.split()[0]
+    def run():  # without NUMBA_CACHE_DIR: the library caches into its own __pycache__
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
+        return subprocess.run(command, cwd=tmp_path, capture_output=True, text=True, check=True,
+                              env=env).stdout.split()[0]
     return lib, set_helper, run
 
 

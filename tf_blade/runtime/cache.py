@@ -58,8 +58,9 @@ def stamp_kernel_library(kernels_dir: str, extra_files=()) -> None:
     Numba stamps a cached function with its own file's contents only, but kernels inline helpers
     from other files (``strings.string_at`` into every string kernel): a changed helper left the
     old machine code in use. For functions defined in ``kernels_dir`` the stamp becomes the hash of
-    every ``.py`` file there plus ``extra_files``. Called by ``kernels/__init__.py`` before any
-    kernel is decorated (Numba picks a function's cache locator when it is decorated).
+    every ``.py`` file there plus ``extra_files`` and Numba's version. Called by
+    ``kernels/__init__.py`` before any kernel is decorated (Numba picks a function's cache locator
+    when it is decorated).
 
     The stamp is also in the cache files' names, and the files of other stamps in the folder go
     when the first kernel's cache opens it. Numba keeps one index and numbered data files per
@@ -71,8 +72,11 @@ def stamp_kernel_library(kernels_dir: str, extra_files=()) -> None:
     impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)  # renamed in 0.60
     if impl is None or not hasattr(caching, "InTreeCacheLocator"):  # its own per-file stamps stay
         return
+    import numba
     kernels_dir = os.path.abspath(kernels_dir)
-    stamp = source_digest([kernels_dir], extra_files)
+    # Numba's version too: another version's index also reads as empty, and its data files would
+    # be numbered over as a changed library's are (below)
+    stamp = source_digest([kernels_dir], extra_files, numba.__version__.encode())
 
     class LibraryStamp(_LibraryStamp):
         directory = kernels_dir
