@@ -77,6 +77,7 @@ def stamp_kernel_library(kernels_dir: str, extra_files=()) -> None:
     # Numba's version too: another version's index also reads as empty, and its data files would
     # be numbered over as a changed library's are (below)
     stamp = source_digest([kernels_dir], extra_files, numba.__version__.encode())
+    tag = "-" + stamp[:STAMP_CHARS]  # ends the disambiguator in each cache file's name
 
     class LibraryStamp(_LibraryStamp):
         directory = kernels_dir
@@ -91,11 +92,11 @@ def stamp_kernel_library(kernels_dir: str, extra_files=()) -> None:
             return stamp
 
         def get_disambiguator(self):
-            return f"{super().get_disambiguator()}-{stamp[:STAMP_CHARS]}"
+            return super().get_disambiguator() + tag
 
         def ensure_cache_path(self):
             super().ensure_cache_path()
-            _remove_other_stamps(self.get_cache_path(), stamp[:STAMP_CHARS])
+            _remove_other_stamps(self.get_cache_path(), tag)
 
     class UserProvided(LibraryStamp, caching.UserProvidedCacheLocator):  # NUMBA_CACHE_DIR, as Numba's order
         pass
@@ -114,15 +115,16 @@ STAMP_CHARS = 12  # of the library's stamp in its cache files' names
 
 
 @functools.lru_cache(maxsize=None)
-def _remove_other_stamps(folder: str, stamp: str) -> None:
+def _remove_other_stamps(folder: str, tag: str) -> None:
     """Once a process and folder: deletes the kernel library's Numba cache files in ``folder``
-    (which holds the library's only) that another stamp, or none, named."""
+    (which holds the library's only) whose disambiguator does not end in this stamp's ``tag``
+    (Numba's names: <function>-<disambiguator>.py<version>...)."""
     try:
         names = os.listdir(folder)
     except OSError:
         return
     for name in names:
-        if name.endswith((".nbi", ".nbc")) and f"-{stamp}.py" not in name:
+        if name.endswith((".nbi", ".nbc")) and tag + ".py" not in name:
             try:
                 os.remove(os.path.join(folder, name))
             except OSError:
