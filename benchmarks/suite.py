@@ -352,7 +352,7 @@ def measure(name, batches, rounds, bandwidth):
     # one trivial function, called both ways (as native is): TF's call, and tf_blade's
     fast_floor = with_fast_call(_named_params(lambda *a: a[0][:1, :1], stock))
     assert isinstance(fast_floor, FastCall) and isinstance(native, FastCall)
-    xla_notes, xla_clusters = [], None
+    xla_clusters = None
     bag_mean, prepare_gather = _plain_gather()
     fused_pool = _fused_pooling()
     try:
@@ -397,8 +397,6 @@ def measure(name, batches, rounds, bandwidth):
         xla_out = _xla_call(stock, args)
         xla_diff = float(np.abs(want - xla_out[key].numpy()).max()) if want.size else 0.0
         xla_same = bool(np.array_equal(want, xla_out[key].numpy()))
-        xla_notes.append(f"at batch {batch} its outputs are "
-                         + ("identical to stock TF's" if xla_same else f"within {xla_diff:.1e} of stock TF's"))
         assert np.array_equal(want, stock(*args)[key].numpy()), "stock TF's outputs changed after XLA's calls"
         # The anchors run apart: their worker threads keep spinning after a call and would slow
         # whichever side ran next in one interleaved loop.
@@ -411,7 +409,7 @@ def measure(name, batches, rounds, bandwidth):
         distinct = int(sum(len(np.unique(i)) for i in ids))
         times["memory_floor"] = distinct * dim * 4 / bandwidth
         row = {"model": name, "batch": batch, "identical": identical, "lookups": n_lookups,
-               "xla_clusters": xla_clusters, "xla_identical": xla_same,
+               "xla_clusters": xla_clusters, "xla_identical": xla_same, "xla_max_abs_diff": xla_diff,
                "distinct_rows": distinct,
                "median_ms": {k: v * 1e3 for k, v in times.items()},
                "speedup_native": times["tf"] / times["native"], "speedup_numpy": times["tf"] / times["numpy"],
@@ -429,7 +427,19 @@ def measure(name, batches, rounds, bandwidth):
             row["throughput_calls_per_s"] = t
         rows.append(row)
         print(json.dumps(row), flush=True)
-    return rows, f"{xla_clusters} clusters formed; " + "; ".join(xla_notes)
+    return rows, _xla_note(rows)
+
+
+def _xla_note(rows):
+    """What XLA auto-clustering did with one model: its clusters, and its outputs against stock TF's."""
+    n = rows[0]["xla_clusters"]
+    batches = " / ".join(str(r["batch"]) for r in rows)
+    if all(r["xla_identical"] for r in rows):
+        outputs = f"its outputs are identical to stock TF's at batch {batches}"
+    else:
+        diffs = " / ".join("identical" if r["xla_identical"] else f"{r['xla_max_abs_diff']:.1e}" for r in rows)
+        outputs = f"its outputs differ from stock TF's by at most {diffs} at batch {batches}"
+    return f"{n} cluster{'' if n == 1 else 's'} formed; {outputs}"
 
 
 def _markdown(result):
