@@ -457,7 +457,8 @@ def _markdown(result):
              "i.e. the speedup if the fused op took no time.\n",
              "XLA: stock TF's function with XLA auto-clustering on (XLA compiles the ops it supports, TF runs "
              "the rest), less what switching TF's jit setting around a call costs stock TF; the notes "
-             "below the table say how many XLA clusters auto-clustering formed in the function and whether its outputs equal stock TF's.\n",
+             "below the table say how many XLA clusters auto-clustering formed in the function and "
+             "whether its outputs equal stock TF's.\n",
              "torch embedding_bag, fused pooling and plain gather pool the same pre-hashed ids (2 threads each): "
              "torch one call per table, fused pooling the fused layer's own pooling kernels in its blocks "
              "(the embedding part alone: native's time also hashes the strings).\n",
