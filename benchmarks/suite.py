@@ -247,19 +247,18 @@ def _xla_call(fn, args, on=True):
         _auto_jit(False)
 
 
-def _xla_clusters(fn, args):
-    """(the XLA clusters auto-clustering formed, the outputs) of ``fn``'s first auto-clustered
-    call: TF's run metadata holds a function's graph only for the call that instantiates it."""
+def _xla_clusters(fn, args) -> int:
+    """The XLA clusters auto-clustering formed, read at ``fn``'s first auto-clustered call: TF's
+    run metadata holds a function's graph only for the call that instantiates it."""
     from tensorflow.python.eager import context
     ctx = context.context()
     ctx.enable_run_metadata()
     try:
-        out = _xla_call(fn, args)
+        _xla_call(fn, args)
         metadata = ctx.export_run_metadata()
     finally:
         ctx.disable_run_metadata()
-    formed = sum(node.op == "_XlaRun" for g in metadata.function_graphs for p in g.partition_graphs for node in p.node)
-    return formed, out
+    return sum(node.op == "_XlaRun" for g in metadata.function_graphs for p in g.partition_graphs for node in p.node)
 
 
 WINDOW_S, WINDOW_ROUNDS = 1.0, 5  # throughput: medians of this many interleaved windows of this length
@@ -376,7 +375,7 @@ def measure(name, batches, rounds, bandwidth):
             sides["floor_head"] = lambda: head_floor(*args)
         anchors = {}
         if xla_clusters is None:
-            xla_clusters, _ = _xla_clusters(stock, args)
+            xla_clusters = _xla_clusters(stock, args)
         sides.update(xla=lambda: _xla_call(stock, args), tf_switched=lambda: _xla_call(stock, args, on=False))
         lookups = pre_hashed(module, raw)
         ids = [i for _, i, _ in lookups]
@@ -394,9 +393,9 @@ def measure(name, batches, rounds, bandwidth):
         times["xla"] -= times["tf_switched"] - times["tf"]  # the switching's cost, as stock TF pays it
         # XLA compiles a cluster lazily, after it has run TF's ops a few times: its outputs after the
         # timed calls are those they gave
-        xla_out = _xla_call(stock, args)
-        xla_diff = float(np.abs(want - xla_out[key].numpy()).max()) if want.size else 0.0
-        xla_same = bool(np.array_equal(want, xla_out[key].numpy()))
+        xla_out = _xla_call(stock, args)[key].numpy()
+        xla_diff = float(np.abs(want - xla_out).max()) if want.size else 0.0
+        xla_same = bool(np.array_equal(want, xla_out))
         assert np.array_equal(want, stock(*args)[key].numpy()), "stock TF's outputs changed after XLA's calls"
         # The anchors run apart: their worker threads keep spinning after a call and would slow
         # whichever side ran next in one interleaved loop.
