@@ -20,7 +20,10 @@ setup(
     },
     package_data={"tf_blade.runtime": ["*.cc"]},
     install_requires=[
-        "tensorflow-cpu==2.21.0",
+        # Not tensorflow-cpu: tf-keras requires the `tensorflow` distribution, so naming
+        # tensorflow-cpu installed both, the second over the first's files (1.9 GB, and the
+        # tensorflow build was the one loaded).
+        "tensorflow==2.21.0",
         "tf-keras~=2.21.0",
         "numba>=0.68",
         "numpy",
