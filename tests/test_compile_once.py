@@ -102,3 +102,37 @@ def test_generated_code_passes_no_literal_to_a_kernel_and_no_array_to_a_slice(bu
                     if _int_literals(args):
                         found.append(ast.unparse(node))
     assert found == []
+
+
+def _normalized_columns(constants):
+    """A DenseFeatures function of numeric columns normalized as (x - m) * s, one (m, s) each."""
+    import tensorflow as tf
+    import tf_keras
+
+    fc = tf.feature_column
+    columns = [fc.numeric_column(f"x{i}", normalizer_fn=(lambda m, s: lambda x: (x - m) * s)(m, s))
+               for i, (m, s) in enumerate(constants)]
+    layer = tf_keras.layers.DenseFeatures(columns)
+    specs = {f"x{i}": tf.TensorSpec([None, 1], tf.float32) for i in range(len(constants))}
+    return tf.function(lambda x: layer(x), input_signature=[specs])
+
+
+def test_columns_that_differ_only_in_constants_share_their_templates():
+    """A normalizer's constants are values its part is given, not code (parts.lifted_consts):
+    columns with their own mean and scale make the templates of columns with equal ones (each
+    template is a compile, at every new model and every retraining that moved a mean), and the
+    fused op still gives TF's bits. x + 0.0 keeps its constant in the code (test_simplify.py)."""
+    import numpy as np
+    import tensorflow as tf
+
+    import tf_blade
+    own = [(0.5 * i, 1.0 + i) for i in range(4)]
+    (spec,) = fused_specs(_normalized_columns(own), bridge="native")
+    (same,) = fused_specs(_normalized_columns([own[0]] * 4), bridge="native")
+    assert sorted(generate(spec)[1]) == sorted(generate(same)[1])
+    fn = _normalized_columns(own)
+    opt = tf_blade.optimize(fn, bridge="native")
+    rng = np.random.default_rng(7)
+    for rows in (0, 1, 33):
+        x = {f"x{i}": tf.constant((rng.standard_normal((rows, 1)) * 1e3).astype(np.float32)) for i in range(4)}
+        assert opt(x).numpy().tobytes() == fn(x).numpy().tobytes(), rows

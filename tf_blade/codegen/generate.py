@@ -14,7 +14,8 @@ import numpy as np
 
 from .dtypes import STRING, numpy_name
 from .emitter import Emitter, Value, empty_expr
-from .parts import Part, decompose, is_writer, part_deps, ref_meta
+from .lowerings.const import const_array
+from .parts import Part, decompose, is_writer, lifted_consts, part_deps, ref_meta
 from .registry import load_all
 from ..feature_column.spec import const_values
 from ..kernels.bag_layer import NO_ROW_SUM, ROW_SUM_DROP, ROW_SUM_KEEP, forget_wanted
@@ -233,6 +234,10 @@ def generate(spec: dict):
     for i, inp in enumerate(spec["inputs"]):
         values[f"in:{i}"] = Value(f"a{i}", numpy_name(inp["dtype"]), inp["rank"])
         params += _vars(values[f"in:{i}"])
+    for k in lifted_consts(spec):  # constants the parts take as inputs: arrays of this module
+        dtype, rank = _meta(spec, f"{k}:0")
+        value = const_array(spec["nodes"][k]["attrs"]["value"]).astype(dtype)
+        values[f"{k}:0"] = Value(em.const(value), dtype, rank, const=value)
     # Lines return FAIL on error: body returns empty results, the native entry an error code.
     lines, last_lines = [], []
     for n, members in enumerate(steps):
@@ -251,7 +256,7 @@ def generate(spec: dict):
             # never reads. A number weighs an eighth of a string (a hash ~10 ns, a log1p 1.4 ns):
             # wide & deep's 13 numeric normalizers beside 26 string columns ran 0.2 ms slower on
             # TBB than in turn at 512 and at 4096 rows (53k floats).
-            read = [values[r] for i in members for r in parts[i].inputs]
+            read = [values[r] for i in members for r in parts[i].inputs if values[r].const is None]  # not constants
             strings = " + ".join(f"{v.var}.size" for v in read if v.is_string) or "0"
             numbers = " + ".join(f"{v.var}.size" for v in read if not v.is_string) or "0"
             out.append(f"wide_{n} = wide and {strings} + ({numbers}) // 8 >= {PARALLEL_MIN_ELEMENTS}")

@@ -75,9 +75,37 @@ def decompose(spec) -> List[Part]:
         if node["op"] != "Const":
             groups.setdefault(find(k), []).append(k)
     after = _after_edges(spec)
-    parts = [run for members in groups.values() for run in _cut(spec, _make_part(spec, members, after), after)]
-    whole = _make_part(spec, [k for k in range(len(nodes)) if nodes[k]["op"] != "Const"], after)
-    return _topological(parts) or _topological(_cut(spec, whole, after)) or [whole]
+    lifted = lifted_consts(spec)
+    parts = [run for members in groups.values() for run in _cut(spec, _make_part(spec, members, after, lifted), after, lifted)]
+    whole = _make_part(spec, [k for k in range(len(nodes)) if nodes[k]["op"] != "Const"], after, lifted)
+    return _topological(parts) or _topological(_cut(spec, whole, after, lifted)) or [whole]
+
+
+def lifted_consts(spec) -> List[int]:
+    """The numeric Const nodes that are inputs of the parts reading them, not code in them: those
+    every reader's lowering takes as a run-time value (``Lowering.const_is_value``). Columns that
+    differ only in their constants (a normalizer's mean and scale) then share one template: 20
+    numeric columns of (x - m) / s made 20 templates, a compile each (~0.7 s), at every new model
+    and at every retraining that changed a mean. The cluster's code holds their values
+    (generate.py)."""
+    from .lowerings.const import const_array
+    from .registry import load_all
+    lowerings = load_all()
+    nodes = spec["nodes"]
+    readers: Dict[int, list] = {}
+    for node in nodes:
+        for index, ref in enumerate(node["inputs"]):
+            p = _producer(ref)
+            if p is not None and nodes[p]["op"] == "Const":
+                readers.setdefault(p, []).append((node, index))
+    lifted = []
+    for k in sorted(readers):
+        if nodes[k]["outputs"][0][0] == STRING or f"{k}:0" in spec["outputs"]:
+            continue
+        value = const_array(nodes[k]["attrs"]["value"])
+        if all(lowerings[node["op"]].const_is_value(node, index, value) for node, index in readers[k]):
+            lifted.append(k)
+    return lifted
 
 
 def is_writer(op: str) -> bool:
@@ -85,12 +113,13 @@ def is_writer(op: str) -> bool:
     return hasattr(LOWERINGS.get(op), "emit_plan")
 
 
-def _cut(spec, part: Part, after_edges) -> List[Part]:
+def _cut(spec, part: Part, after_edges, lifted) -> List[Part]:
     """``part``, or runs of MAX_PART_NODES of its nodes (constants go where they are read)."""
     nodes = [k for k in part.nodes if spec["nodes"][k]["op"] != "Const"]
     if len(nodes) <= MAX_PART_NODES:
         return [part]
-    return [_make_part(spec, nodes[i:i + MAX_PART_NODES], after_edges) for i in range(0, len(nodes), MAX_PART_NODES)]
+    return [_make_part(spec, nodes[i:i + MAX_PART_NODES], after_edges, lifted)
+            for i in range(0, len(nodes), MAX_PART_NODES)]
 
 
 def part_deps(parts: List[Part]) -> List[set]:
@@ -101,17 +130,17 @@ def part_deps(parts: List[Part]) -> List[set]:
             for i, p in enumerate(parts)]
 
 
-def _make_part(spec, members, after_edges) -> Part:
+def _make_part(spec, members, after_edges, lifted) -> Part:
     nodes = spec["nodes"]
     inside = set(members)
     consts = sorted({p for k in members for ref in nodes[k]["inputs"] if ref not in text_refs(spec, nodes[k])
-                     for p in [_producer(ref)] if p is not None and nodes[p]["op"] == "Const"})
+                     for p in [_producer(ref)] if p is not None and nodes[p]["op"] == "Const" and p not in lifted})
     ordered = _canonical_order(spec, inside | set(consts), after_edges)
     inputs = []
     for k in ordered:
         for ref in nodes[k]["inputs"]:
             p = _producer(ref)
-            if (p is None or p not in inside and nodes[p]["op"] != "Const") and ref not in inputs:
+            if (p is None or p not in inside and (nodes[p]["op"] != "Const" or p in lifted)) and ref not in inputs:
                 inputs.append(ref)
     outputs = []
     used_outside = set(spec["outputs"])

@@ -38,6 +38,12 @@ class Lowering:
         messages quote) gave its part another template and a compile, warm caches or not."""
         return []
 
+    def const_is_value(self, raw: dict, index: int, value) -> bool:
+        """Whether the numeric constant ``value`` at input ``index`` may reach this op's code as a
+        value its part is given at run time, not as code: only if nothing it emits depends on the
+        value (parts.lifted_consts)."""
+        return False
+
     def emit(self, node, ins, em) -> List[str]:
         raise NotImplementedError
 

@@ -82,6 +82,10 @@ class BinaryLowering(Lowering):
             return "only int32/int64/float32/float64"
         return unsupported_dtype(node)
 
+    def const_is_value(self, raw, index, value):
+        # x + 0.0 keeps x's bits as Grappler's folding does (_plus_zero_kept): that needs the value
+        return not (raw["op"] in ("Add", "AddV2") and value.size == 1 and value.ravel()[0] == 0)
+
     def emit(self, node, ins, em):
         a, b = ins
         out = em.tmp()
