@@ -104,35 +104,60 @@ def test_generated_code_passes_no_literal_to_a_kernel_and_no_array_to_a_slice(bu
     assert found == []
 
 
-def _normalized_columns(constants):
-    """A DenseFeatures function of numeric columns normalized as (x - m) * s, one (m, s) each."""
+
+# Per kind: four columns' own parameters (a normalizer's mean and scale, bucket boundaries, a
+# vocabulary), and a batch of ``rows`` for them.
+_OWN_PARAMETERS = {
+    "normalized": [(0.5 * i, 1.0 + i) for i in range(4)],
+    "bucketized": [[-1.0 - i, 0.0, 2.5 * i + 1.0, 10.0 + i] for i in range(4)],
+    "vocabulary": [[f"a{i}", "b", f"c{i}"] for i in range(4)],
+}
+
+
+def _columns_function(kind, parameters):
+    """A DenseFeatures function of one column of ``kind`` per entry of ``parameters``."""
     import tensorflow as tf
     import tf_keras
 
     fc = tf.feature_column
-    columns = [fc.numeric_column(f"x{i}", normalizer_fn=(lambda m, s: lambda x: (x - m) * s)(m, s))
-               for i, (m, s) in enumerate(constants)]
+    dtype = tf.string if kind == "vocabulary" else tf.float32
+    columns = []
+    for i, p in enumerate(parameters):
+        if kind == "normalized":
+            columns.append(fc.numeric_column(f"x{i}", normalizer_fn=(lambda m, s: lambda x: (x - m) * s)(*p)))
+        elif kind == "bucketized":
+            columns.append(fc.bucketized_column(fc.numeric_column(f"x{i}"), boundaries=p))
+        else:
+            columns.append(fc.indicator_column(fc.categorical_column_with_vocabulary_list(f"x{i}", p)))
     layer = tf_keras.layers.DenseFeatures(columns)
-    specs = {f"x{i}": tf.TensorSpec([None, 1], tf.float32) for i in range(len(constants))}
+    specs = {f"x{i}": tf.TensorSpec([None, 1], dtype) for i in range(len(parameters))}
     return tf.function(lambda x: layer(x), input_signature=[specs])
 
 
-def test_columns_that_differ_only_in_constants_share_their_templates():
-    """A normalizer's constants are values its part is given, not code (parts.lifted_consts):
-    columns with their own mean and scale make the templates of columns with equal ones (each
-    template is a compile, at every new model and every retraining that moved a mean), and the
-    fused op still gives TF's bits. x + 0.0 keeps its constant in the code (test_simplify.py)."""
+@pytest.mark.parametrize("kind", sorted(_OWN_PARAMETERS))
+def test_columns_that_differ_only_in_parameters_share_their_templates(kind):
+    """A column's constants and bucket boundaries are values its part is given, not code
+    (parts.lifted_consts, Lowering.array_attrs): columns with their own ones make the templates
+    of columns with equal ones (a template is a compile, at every new model and every retraining
+    that moved a mean), and the fused op still gives TF's bits. x + 0.0 keeps its constant in the
+    code (test_simplify.py)."""
     import numpy as np
     import tensorflow as tf
 
     import tf_blade
-    own = [(0.5 * i, 1.0 + i) for i in range(4)]
-    (spec,) = fused_specs(_normalized_columns(own), bridge="native")
-    (same,) = fused_specs(_normalized_columns([own[0]] * 4), bridge="native")
+    own = _OWN_PARAMETERS[kind]
+    (spec,) = fused_specs(_columns_function(kind, own), bridge="native")
+    (same,) = fused_specs(_columns_function(kind, [own[0]] * len(own)), bridge="native")
     assert sorted(generate(spec)[1]) == sorted(generate(same)[1])
-    fn = _normalized_columns(own)
+    fn = _columns_function(kind, own)
     opt = tf_blade.optimize(fn, bridge="native")
     rng = np.random.default_rng(7)
     for rows in (0, 1, 33):
-        x = {f"x{i}": tf.constant((rng.standard_normal((rows, 1)) * 1e3).astype(np.float32)) for i in range(4)}
+        if kind == "vocabulary":
+            pool = np.array([b"a0", b"a1", b"b", b"c3", b"", b"zz"], dtype=object)
+            x = {f"x{i}": tf.constant(rng.choice(pool, (rows, 1))) for i in range(len(own))}
+        else:
+            values = (rng.standard_normal((len(own), rows, 1)) * 8).astype(np.float32)
+            values[:, ::5] = 0.0  # on a boundary
+            x = {f"x{i}": tf.constant(values[i]) for i in range(len(own))}
         assert opt(x).numpy().tobytes() == fn(x).numpy().tobytes(), rows

@@ -86,6 +86,9 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
             runtime_params.append((rt[attr], "types.int64"))
         rt["texts"] = [f"r{len(runtime_params) + i}" for i in range(len(low.texts(raw, spec)))]
         runtime_params += [(v, _array_type("uint8", 1)) for v in rt["texts"]]
+        for attr in low.array_attrs:
+            rt[attr] = f"r{len(runtime_params)}"
+            runtime_params.append((rt[attr], _array_type(low.attr_array(raw, spec, attr).dtype.name, 1)))
         node = SpecNode(raw, rt)
         em.node_name = node.op
         em.line(f"# {node.op}")
@@ -487,6 +490,7 @@ def _part_args(spec, part: Part, values, lowerings, em: Emitter) -> List[str]:
         # a bare literal would also give each group call (a tuple of them) its own compile
         args += [Emitter.int64(raw["attrs"][a]) for a in getattr(lowerings[raw["op"]], "runtime_attrs", ())]
         args += [em.const(message_bytes(text), "N") for text in lowerings[raw["op"]].texts(raw, spec)]
+        args += [em.const(lowerings[raw["op"]].attr_array(raw, spec, a)) for a in lowerings[raw["op"]].array_attrs]
     return args + (["wide"] if _is_parallel(spec, part, lowerings) else [])
 
 

@@ -21,6 +21,7 @@ class Lowering:
     (or None); ``emit`` runs at compile time on the cluster spec and returns the output variables.
     """
     runtime_attrs = ()        # attrs passed as runtime parameters, not baked into the template
+    array_attrs = ()          # list attrs passed as runtime arrays (attr_array), not baked in either
     # Its string constant inputs are messages it reads through texts() only: they stay out of its
     # part (the template holds no constant of theirs).
     string_consts_are_texts = False
@@ -37,6 +38,11 @@ class Lowering:
         template: each model's names (Keras layer counters, the tensor names tf.debugging's
         messages quote) gave its part another template and a compile, warm caches or not."""
         return []
+
+    def attr_array(self, raw: dict, spec, attr: str):
+        """The array its part is given for ``attr``, one of ``array_attrs``."""
+        import numpy as np
+        return np.asarray(raw["attrs"].get(attr, []))
 
     def const_is_value(self, raw: dict, index: int, value) -> bool:
         """Whether the numeric constant ``value`` at input ``index`` may reach this op's code as a

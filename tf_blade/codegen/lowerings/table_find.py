@@ -5,6 +5,9 @@ from ..registry import Lowering, lowering
 
 @lowering("_BladeTableFind")
 class TableFindLowering(Lowering):
+    def const_is_value(self, raw, index, value):
+        return True  # the frozen table's arrays are only read: columns of other vocabularies share a template
+
     def emit(self, node, ins, em):
         keys, default, slots = ins[:3]
         if node.attrs["string_keys"]:
