@@ -106,11 +106,15 @@ def test_generated_code_passes_no_literal_to_a_kernel_and_no_array_to_a_slice(bu
 
 
 # Per kind: four columns' own parameters (a normalizer's mean and scale, bucket boundaries, a
-# vocabulary), and a batch of ``rows`` for them.
-_OWN_PARAMETERS = {
-    "normalized": [(0.5 * i, 1.0 + i) for i in range(4)],
-    "bucketized": [[-1.0 - i, 0.0, 2.5 * i + 1.0, 10.0 + i] for i in range(4)],
-    "vocabulary": [[f"a{i}", "b", f"c{i}"] for i in range(4)],
+# vocabulary, a cross's bucket count, a Keras Normalization's mean and variance), as trained and
+# as retrained.
+_PARAMETERS = {
+    "normalized": ([(0.5 * i, 1.0 + i) for i in range(4)], [(0.25 - i, 3.0 + i) for i in range(4)]),
+    "bucketized": ([[-1.0 - i, 0.0, 2.5 * i + 1.0, 10.0 + i] for i in range(4)],
+                   [[-2.0 - i, 0.5, 1.5 * i + 1.0, 12.0 + i] for i in range(4)]),
+    "vocabulary": ([[f"a{i}", "b", f"c{i}"] for i in range(4)], [[f"a{i}", f"d{i}", "e", "f"] for i in range(4)]),
+    "crossed": ([50 + i for i in range(4)], [70 + 2 * i for i in range(4)]),
+    "keras-normalization": ([(1.0 + i, 2.0 + i) for i in range(4)], [(i - 3.0, 0.5 + i) for i in range(4)]),
 }
 
 
@@ -120,42 +124,47 @@ def _columns_function(kind, parameters):
     import tf_keras
 
     fc = tf.feature_column
-    dtype = tf.string if kind == "vocabulary" else tf.float32
+    dtype = tf.string if kind in ("vocabulary", "crossed") else tf.float32
+    if kind == "keras-normalization":
+        layers = [tf_keras.layers.Normalization(mean=m, variance=v) for m, v in parameters]
+        return tf.function(lambda x: tf.concat([layer(x[f"x{i}"]) for i, layer in enumerate(layers)], 1),
+                           input_signature=[{f"x{i}": tf.TensorSpec([None, 1], dtype) for i in range(len(layers))}])
     columns = []
     for i, p in enumerate(parameters):
         if kind == "normalized":
             columns.append(fc.numeric_column(f"x{i}", normalizer_fn=(lambda m, s: lambda x: (x - m) * s)(*p)))
         elif kind == "bucketized":
             columns.append(fc.bucketized_column(fc.numeric_column(f"x{i}"), boundaries=p))
+        elif kind == "crossed":
+            columns.append(fc.indicator_column(fc.crossed_column([f"x{i}", f"y{i}"], hash_bucket_size=p)))
         else:
             columns.append(fc.indicator_column(fc.categorical_column_with_vocabulary_list(f"x{i}", p)))
     layer = tf_keras.layers.DenseFeatures(columns)
-    specs = {f"x{i}": tf.TensorSpec([None, 1], dtype) for i in range(len(parameters))}
-    return tf.function(lambda x: layer(x), input_signature=[specs])
+    names = [f"{c}{i}" for i in range(len(parameters)) for c in ("xy" if kind == "crossed" else "x")]
+    return tf.function(lambda x: layer(x), input_signature=[{n: tf.TensorSpec([None, 1], dtype) for n in names}])
 
 
-@pytest.mark.parametrize("kind", sorted(_OWN_PARAMETERS))
+@pytest.mark.parametrize("kind", sorted(_PARAMETERS))
 def test_columns_that_differ_only_in_parameters_share_their_templates(kind):
-    """A column's constants and bucket boundaries are values its part is given, not code
-    (parts.lifted_consts, Lowering.array_attrs): columns with their own ones make the templates
-    of columns with equal ones (a template is a compile, at every new model and every retraining
-    that moved a mean), and the fused op still gives TF's bits. x + 0.0 keeps its constant in the
-    code (test_simplify.py)."""
+    """A column's constants, bucket boundaries and bucket counts are values its part is given, not
+    code (parts.lifted_consts, Lowering.array_attrs and runtime_attrs): the model retrained with
+    other ones needs no template of its own (a template is a compile), and the fused op still
+    gives TF's bits. x + 0.0 keeps its constant in the code (test_simplify.py)."""
     import numpy as np
     import tensorflow as tf
 
     import tf_blade
-    own = _OWN_PARAMETERS[kind]
+    own, retrained = _PARAMETERS[kind]
     (spec,) = fused_specs(_columns_function(kind, own), bridge="native")
-    (same,) = fused_specs(_columns_function(kind, [own[0]] * len(own)), bridge="native")
-    assert sorted(generate(spec)[1]) == sorted(generate(same)[1])
+    (other,) = fused_specs(_columns_function(kind, retrained), bridge="native")
+    assert sorted(generate(spec)[1]) == sorted(generate(other)[1])
     fn = _columns_function(kind, own)
     opt = tf_blade.optimize(fn, bridge="native")
     rng = np.random.default_rng(7)
     for rows in (0, 1, 33):
-        if kind == "vocabulary":
+        if kind in ("vocabulary", "crossed"):
             pool = np.array([b"a0", b"a1", b"b", b"c3", b"", b"zz"], dtype=object)
-            x = {f"x{i}": tf.constant(rng.choice(pool, (rows, 1))) for i in range(len(own))}
+            x = {n: tf.constant(rng.choice(pool, (rows, 1))) for n in fn.input_signature[0]}
         else:
             values = (rng.standard_normal((len(own), rows, 1)) * 8).astype(np.float32)
             values[:, ::5] = 0.0  # on a boundary

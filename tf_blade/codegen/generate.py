@@ -169,7 +169,8 @@ def _is_light(spec, part: Part, lowerings) -> bool:
     (a numeric column's normalizer). Running such parts in parallel would cost more than the
     parts, and a group's TBB code compiles for seconds (wide & deep's 13 log1p normalizers: a
     group took 3.5 s of a new model's compile, and 0.2 ms a call at 512 rows on TBB)."""
-    data = set(part.inputs)  # the inputs and views of them
+    data = {r for r in part.inputs if r.startswith("in:") or spec["nodes"][int(r.split(":")[0])]["op"] != "Const"}
+    # (those inputs, not constants: parts.lifted_consts), and views of them
     for k in part.nodes:
         node = spec["nodes"][k]
         if not any(ref in data for ref in node["inputs"]):

@@ -5,6 +5,9 @@ from ._common import numeric_only
 
 @lowering("OneHot")
 class OneHotLowering(Lowering):
+    def const_is_value(self, raw, index, value):
+        return True  # the depth too: indicator columns of other sizes share a template
+
     def check(self, node, graph):
         if graph.rank_of(node.inputs[0]) is None:
             return "indices rank unknown"

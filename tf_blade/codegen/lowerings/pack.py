@@ -7,6 +7,9 @@ from .concat import concat_call
 
 @lowering("Pack")
 class PackLowering(Lowering):
+    def const_is_value(self, raw, index, value):
+        return True  # (an indicator column's [-1, depth] shape)
+
     def check(self, node, graph):
         ranks = {graph.rank_of(r) for r in node.inputs}
         if len(ranks) != 1 or None in ranks:

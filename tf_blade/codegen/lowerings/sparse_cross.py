@@ -22,6 +22,8 @@ def _ranks_reason(node, graph, n, n_columns_inputs):
 
 @lowering("SparseCross")
 class SparseCrossLowering(Lowering):
+    runtime_attrs = ("num_buckets",)  # crossed columns of other sizes share a template
+
     def check(self, node, graph):
         a = node.attrs
         n = a.get("N", 0)
@@ -37,7 +39,7 @@ class SparseCrossLowering(Lowering):
         if not node.attrs["hashed_output"]:
             return _cross_strings(node, ins, em, V1_SEPARATOR)
         features = lambda v, dense: _features(v, em)  # noqa: E731
-        return _cross(node, ins, em, features, f"{em.int64(node.attrs['num_buckets'])}, {em.int64(node.attrs['hash_key'])}, False")
+        return _cross(node, ins, em, features, f"{node.attrs['num_buckets']}, {em.int64(node.attrs['hash_key'])}, False")
 
 
 @lowering("SparseCrossV2")
@@ -66,8 +68,11 @@ class SparseCrossHashedLowering(Lowering):
             return "salt must have 2 elements (TF raises)"
         return _ranks_reason(node, graph, n, len(node.inputs) - 3)
 
+    def const_is_value(self, raw, index, value):
+        return index == len(raw["inputs"]) - 3  # the bucket count: crosses of other sizes share a template
+
     def emit(self, node, ins, em):
-        buckets = int(ins[-3].const.ravel()[0])
+        buckets = f"np.int64({ins[-3].var}[0])"  # a scalar: a shape-(1,) array
         strong = bool(ins[-2].const.ravel()[0])
         k0, k1 = (int(v) & 0xFFFFFFFFFFFFFFFF for v in ins[-1].const.ravel())  # the int64 salt as uint64s
         keyed = f"{strong}, np.uint64({k0}), np.uint64({k1})"
@@ -76,7 +81,7 @@ class SparseCrossHashedLowering(Lowering):
             kernel = em.kernel("sparse_cross", "keyed_string_features" if v.is_string else "keyed_int_features")
             args = f"{v.var}, {v.off}, {v.dat}, {keyed}" if v.is_string else f"{v.var}, {keyed}, {dense}"
             return em.call(1, f"{kernel}({args})", False)[0]
-        return _cross(node, ins[:-3], em, features, f"{em.int64(buckets)}, {em.int64(0)}, True")
+        return _cross(node, ins[:-3], em, features, f"{buckets}, {em.int64(0)}, True")
 
 
 def _rows(node, ins, em):

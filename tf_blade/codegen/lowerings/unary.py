@@ -20,6 +20,9 @@ class UnaryLowering(Lowering):
             return "integer input (TF has no such kernel)"
         return numeric_only(node, graph)
 
+    def const_is_value(self, raw, index, value):
+        return True  # (Keras Normalization's Sqrt of its variance)
+
     def emit(self, node, ins, em):
         out = em.tmp()
         expr = _EXPR[node.op].format(x=ins[0].var)
