@@ -85,7 +85,7 @@ def lifted_consts(spec) -> List[int]:
     """The numeric Const nodes that are inputs of the parts reading them, not code in them: those
     every reader's lowering takes as a run-time value (``Lowering.const_is_value``). Columns that
     differ only in their constants (a normalizer's mean and scale) then share one template: 20
-    numeric columns of (x - m) / s made 20 templates, a compile each (~0.7 s), at every new model
+    numeric columns of (x - m) * s made 20 templates, a compile each (~0.7 s), at every new model
     and at every retraining that changed a mean. The cluster's code holds their values
     (generate.py)."""
     from .lowerings.const import const_array

@@ -4,6 +4,8 @@ from __future__ import annotations
 import functools
 from typing import Dict, List, Optional
 
+import numpy as np
+
 LOWERINGS: Dict[str, "Lowering"] = {}
 # Ops whose effect is an error, not an output: kept however little reads them, and they make
 # their fused op stateful (runtime/bridge.py).
@@ -41,7 +43,6 @@ class Lowering:
 
     def attr_array(self, raw: dict, spec, attr: str):
         """The array its part is given for ``attr``, one of ``array_attrs``."""
-        import numpy as np
         return np.asarray(raw["attrs"].get(attr, []))
 
     def const_is_value(self, raw: dict, index: int, value) -> bool:
