@@ -104,7 +104,6 @@ def test_generated_code_passes_no_literal_to_a_kernel_and_no_array_to_a_slice(bu
     assert found == []
 
 
-
 # Per kind: four columns' own parameters (a normalizer's mean and scale, bucket boundaries, a
 # vocabulary, a cross's bucket count, a Keras Normalization's mean and variance), as trained and
 # as retrained.

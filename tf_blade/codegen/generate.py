@@ -15,7 +15,7 @@ import numpy as np
 from .dtypes import STRING, numpy_name
 from .emitter import Emitter, Value, empty_expr
 from .lowerings.const import const_array
-from .parts import Part, decompose, is_writer, lifted_consts, part_deps, ref_meta
+from .parts import Part, decompose, is_writer, part_deps, ref_meta
 from .registry import load_all
 from ..feature_column.spec import const_values
 from ..kernels.bag_layer import NO_ROW_SUM, ROW_SUM_DROP, ROW_SUM_KEEP, forget_wanted
@@ -169,8 +169,8 @@ def _is_light(spec, part: Part, lowerings) -> bool:
     (a numeric column's normalizer). Running such parts in parallel would cost more than the
     parts, and a group's TBB code compiles for seconds (wide & deep's 13 log1p normalizers: a
     group took 3.5 s of a new model's compile, and 0.2 ms a call at 512 rows on TBB)."""
-    data = {r for r in part.inputs if r.startswith("in:") or spec["nodes"][int(r.split(":")[0])]["op"] != "Const"}
-    # (those inputs, not constants: parts.lifted_consts), and views of them
+    data = {r for r in part.inputs if const_values(spec, r) is None}  # not constants (parts.lifted_consts)
+    # (the inputs and views of them)
     for k in part.nodes:
         node = spec["nodes"][k]
         if not any(ref in data for ref in node["inputs"]):
@@ -238,10 +238,11 @@ def generate(spec: dict):
     for i, inp in enumerate(spec["inputs"]):
         values[f"in:{i}"] = Value(f"a{i}", numpy_name(inp["dtype"]), inp["rank"])
         params += _vars(values[f"in:{i}"])
-    for k in lifted_consts(spec):  # constants the parts take as inputs: arrays of this module
-        dtype, rank = _meta(spec, f"{k}:0")
-        value = const_array(spec["nodes"][k]["attrs"]["value"]).astype(dtype)
-        values[f"{k}:0"] = Value(em.const(value), dtype, rank, const=value)
+    # constants the parts take as inputs (parts.lifted_consts): arrays of this module
+    for ref in dict.fromkeys(r for p in parts for r in p.inputs if const_values(spec, r) is not None):
+        dtype, rank = _meta(spec, ref)
+        value = const_array(spec["nodes"][int(ref.split(":")[0])]["attrs"]["value"]).astype(dtype)
+        values[ref] = Value(em.const(value), dtype, rank, const=value)
     # Lines return FAIL on error: body returns empty results, the native entry an error code.
     lines, last_lines = [], []
     for n, members in enumerate(steps):
@@ -489,9 +490,10 @@ def _part_args(spec, part: Part, values, lowerings, em: Emitter) -> List[str]:
     for k in part.nodes:
         raw = spec["nodes"][k]
         # a bare literal would also give each group call (a tuple of them) its own compile
-        args += [Emitter.int64(raw["attrs"][a]) for a in getattr(lowerings[raw["op"]], "runtime_attrs", ())]
-        args += [em.const(message_bytes(text), "N") for text in lowerings[raw["op"]].texts(raw, spec)]
-        args += [em.const(lowerings[raw["op"]].attr_array(raw, spec, a)) for a in lowerings[raw["op"]].array_attrs]
+        low = lowerings[raw["op"]]
+        args += [Emitter.int64(raw["attrs"][a]) for a in low.runtime_attrs]
+        args += [em.const(message_bytes(text), "N") for text in low.texts(raw, spec)]
+        args += [em.const(low.attr_array(raw, spec, a)) for a in low.array_attrs]
     return args + (["wide"] if _is_parallel(spec, part, lowerings) else [])
 
 

@@ -170,7 +170,7 @@ def _canonical_order(spec, members, after_edges) -> List[int]:
     def shape(k):  # a Merkle hash of what node k computes from outside values
         if k not in shape_of:
             node = nodes[k]
-            runtime = lowerings[node["op"]].runtime_attrs + lowerings[node["op"]].array_attrs
+            runtime = lowerings[node["op"]].run_time_attrs()
             ins = [[shape(p), ref.split(":")[1]] if p in members else list(ref_meta(spec, ref))
                    for ref in node["inputs"] for p in [_producer(ref)]]
             attrs = {a: v for a, v in node["attrs"].items() if a not in runtime}
@@ -200,7 +200,7 @@ def _template_key(spec, part: Part) -> str:
     body = []
     for n, k in enumerate(part.nodes):
         node = spec["nodes"][k]
-        runtime = lowerings[node["op"]].runtime_attrs + lowerings[node["op"]].array_attrs
+        runtime = lowerings[node["op"]].run_time_attrs()
         attrs = {a: v for a, v in node["attrs"].items() if a not in runtime}
         texts = text_refs(spec, node)
         body.append([node["op"], attrs, ["text" if r in texts else local[r] for r in node["inputs"]], node["outputs"]])

@@ -41,6 +41,10 @@ class Lowering:
         messages quote) gave its part another template and a compile, warm caches or not."""
         return []
 
+    def run_time_attrs(self) -> tuple:
+        """Its attrs a part is given at run time, left out of its template."""
+        return self.runtime_attrs + self.array_attrs
+
     def attr_array(self, raw: dict, spec, attr: str):
         """The array its part is given for ``attr``, one of ``array_attrs``."""
         return np.asarray(raw["attrs"].get(attr, []))
