@@ -28,8 +28,6 @@ setup(
         "numba>=0.68",
         "numpy",
         "tf2onnx",
-        # Numba's TBB threading layer runs groups of column parts in parallel (tf_blade/runtime/threads.py)
-        "tbb>=2021.6; platform_system == 'Linux' and platform_machine == 'x86_64'",
     ],
     extras_require={"test": ["pytest", "pytest-xdist", "hypothesis"],
                     # the benchmark suite's PNG plot and its torch.embedding_bag anchor column

@@ -562,8 +562,6 @@ def main(argv=None):
     args = p.parse_args(argv)
     if XLA_CPU_FLAG not in os.environ.get("TF_XLA_FLAGS", "").split():  # before TF's first XLA use
         os.environ["TF_XLA_FLAGS"] = f"{os.environ.get('TF_XLA_FLAGS', '')} {XLA_CPU_FLAG}".strip()
-    from tf_blade.runtime.threads import parallel_enabled
-    parallel_enabled()  # before any Numba parallel code here picks a threading layer
     from . import spine
     previous = {}
     if args.skip_compile and os.path.exists(args.out + ".json"):

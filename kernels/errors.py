@@ -265,6 +265,24 @@ def add_context(err, suffix):
     err[_put_bytes(err, n, suffix)] = 0
 
 
+@njit(cache=True, nogil=True)
+def error_rows(n, err):
+    """An error buffer like ``err`` for each of ``n`` parts run as a group (parallel.group_caller)."""
+    return np.zeros((n, err.shape[0]), np.uint8)
+
+
+@njit(cache=True, nogil=True)
+def first_failed(errs, err):
+    """The first of a group's parts (in graph order, so the message does not depend on timing)
+    whose error row holds an error, that error copied into ``err``; -1 when none failed."""
+    for i in range(errs.shape[0]):
+        if errs[i, 0] != 0:
+            for b in range(err.shape[0]):  # a slice assignment would compile Numba's message
+                err[b] = errs[i, b]
+            return i
+    return -1
+
+
 def error_text(err):
     return bytes(err).split(b"\0", 1)[0].decode("ascii", "replace")
 

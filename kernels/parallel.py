@@ -26,16 +26,20 @@ from numba.extending import intrinsic
 from ..runtime.cfunc_cache import cached_cfunc
 
 RUNNER = "blade_parallel_for"
+TASKS_RUNNER = "blade_run_tasks"  # (task, n, args, args stride, results, results stride): group_caller's
 _cells = {}
 
 
-def install_runner(address: int):
-    ll.add_symbol(RUNNER, address)
+def install_runners(parallel_for: int, run_tasks: int):
+    ll.add_symbol(RUNNER, parallel_for)
+    ll.add_symbol(TASKS_RUNNER, run_tasks)
 
 
 _DECLINE = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p)(lambda fn, n, arg: 1)
+_DECLINE_TASKS = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p, ctypes.c_int64,
+                                  ctypes.c_void_p, ctypes.c_int64)(lambda task, n, args, a, results, r: 1)
 if ll.address_of_symbol(RUNNER) is None:
-    install_runner(ctypes.cast(_DECLINE, ctypes.c_void_p).value)
+    install_runners(ctypes.cast(_DECLINE, ctypes.c_void_p).value, ctypes.cast(_DECLINE_TASKS, ctypes.c_void_p).value)
 
 
 def task_cell(symbol: str) -> ctypes.c_int64:
@@ -243,6 +247,57 @@ def task_caller(result_type, args_type=None, raised_message=None):
             return builder.load(cgutils.gep_inbounds(builder, slot, 0, 0))
 
         return result_type(fn, args), codegen
+    return call
+
+
+def group_caller(result_type, args_type, raised_message):
+    """An intrinsic ``call(fn, wide, calls)``: the task at ``fn`` once per argument tuple of
+    ``calls`` (a tuple of them, each castable to ``args_type``, its own error buffer last), as
+    ``task_caller`` calls it once; returns the tuple of their results. With ``wide`` the native op
+    runs them on TF's intra-op threads (``blade_run_tasks``, one task a block); else, or when the
+    runner declines (no native op), one after another on this thread. Each task reports into its
+    own error buffer; a result is valid only if its buffer holds no error."""
+    @intrinsic
+    def call(typingctx, fn, wide, calls):
+        if not isinstance(fn, types.Integer) or not isinstance(calls, types.BaseTuple) or len(calls) == 0:
+            return None
+        for args in calls:
+            if not _castable(args, args_type):
+                raise _mismatch("arguments", args, args_type)
+
+        def codegen(context, builder, sig, llargs):
+            address, run_wide, value = llargs
+            i8p, i64, n = ir.IntType(8).as_pointer(), ir.IntType(64), len(calls)
+            args_llty, slot_llty = context.get_value_type(args_type), _result_slot(context, result_type)
+            arg_array = cgutils.alloca_once(builder, ir.ArrayType(args_llty, n))
+            for i, given in enumerate(calls):
+                builder.store(_cast(context, builder, given, args_type, builder.extract_value(value, i)),
+                              cgutils.gep_inbounds(builder, arg_array, 0, i))
+            slots = cgutils.alloca_once(builder, ir.ArrayType(slot_llty, n), zfill=True)
+            task_type = ir.FunctionType(ir.VoidType(), [i8p, i8p])
+            task = builder.inttoptr(address, task_type.as_pointer())
+            ran = cgutils.alloca_once_value(builder, cgutils.false_bit)
+            with builder.if_then(context.cast(builder, run_wide, sig.args[1], types.boolean)):
+                runner = cgutils.get_or_insert_function(
+                    builder.module, ir.FunctionType(i64, [i8p, i64, i8p, i64, i8p, i64]), TASKS_RUNNER)
+                rc = builder.call(runner, [builder.bitcast(task, i8p), ir.Constant(i64, n),
+                                           builder.bitcast(arg_array, i8p), ir.Constant(i64, context.get_abi_sizeof(args_llty)),
+                                           builder.bitcast(slots, i8p), ir.Constant(i64, context.get_abi_sizeof(slot_llty))])
+                builder.store(builder.icmp_signed("==", rc, ir.Constant(i64, 0)), ran)
+            with builder.if_then(builder.not_(builder.load(ran))):
+                with cgutils.for_range(builder, ir.Constant(i64, n)) as loop:
+                    builder.call(task, [builder.bitcast(cgutils.gep_inbounds(builder, arg_array, 0, loop.index), i8p),
+                                        builder.bitcast(cgutils.gep_inbounds(builder, slots, 0, loop.index), i8p)])
+            err_type = args_type[len(args_type) - 1]
+            with cgutils.for_range(builder, ir.Constant(i64, n)) as loop:
+                written = builder.load(cgutils.gep_inbounds(builder, slots, 0, loop.index, 1))
+                with builder.if_then(cgutils.is_null(builder, written), likely=False):
+                    err = builder.load(cgutils.gep_inbounds(builder, arg_array, 0, loop.index, len(args_type) - 1))
+                    context.compile_internal(builder, _raised_error_writer(raised_message), types.void(err_type), [err])
+            results = [builder.load(cgutils.gep_inbounds(builder, slots, 0, i, 0)) for i in range(n)]
+            return context.make_tuple(builder, sig.return_type, results)
+
+        return types.UniTuple(result_type, len(calls))(fn, wide, calls), codegen
     return call
 
 

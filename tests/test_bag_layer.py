@@ -84,8 +84,8 @@ def test_a_new_model_of_a_direct_layer_compiles_its_entry_alone(tmp_path):
 
 def test_native_entry_of_wide_and_deep_runs_its_normalizers_in_turn():
     # wide & deep's numeric columns are log1p(max(x, 0)), fused (codegen/lowerings/log1p.py): the
-    # entry runs their chains one after another (elementwise parts make no parallel group: TBB
-    # costs them more than it saves, and its code seconds of compile) and hands the values to the
+    # entry runs their chains one after another (elementwise parts make no parallel group: running
+    # them in parallel costs more than it saves) and hands the values to the
     # deep layer's library call in slots; the wide layer reads every input in place, and the wide
     # logit (the Sum of its rows) is the library's too. No template part of either layer.
     from tf_blade.codegen.generate import generate
@@ -93,8 +93,7 @@ def test_native_entry_of_wide_and_deep_runs_its_normalizers_in_turn():
     source, templates = generate(spec)
     entry = source[source.index("def entry("):]
     assert entry.count("run_direct(") == 2 and entry.count("run_direct(in_ptrs, in_shapes, ") == 1
-    assert ".group(" not in entry and entry.count(".run_task(") == 2 and entry.count("value_slot(") == 2
-    assert not any(name.startswith("tf_blade_group_") for name in templates), list(templates)
+    assert ".run_group(" not in entry and entry.count(".run_task(") == 2 and entry.count("value_slot(") == 2
     assert "np.arange(" not in entry and ".plan(" not in entry and ".fill_into(" not in entry and "pieces(" not in source
     assert len([name for name, src in templates.items() if "plan_by_address" in src]) == 2
 

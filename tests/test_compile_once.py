@@ -64,12 +64,6 @@ def test_library_kernels_assign_no_array_to_a_slice():
     assert not found
 
 
-def test_group_modules_assign_no_array_to_a_slice():
-    from tf_blade.codegen.generate import _group_module
-    name, source = _group_module("tf_blade_part_x", 2, "(np.zeros((0,), dtype=np.int64), )")
-    assert "errs[i]" in source and _array_slice_assignments(ast.parse(source)) == []  # its error copy was one
-
-
 def test_library_kernels_pass_no_integer_literal_to_a_kernel():
     found = []
     for module, names, name, tree in _library_kernels():

@@ -92,7 +92,7 @@ def _runs_parallel(source_path):
     """Whether generated source calls parallel code: a group of parts or a layer's fill that may
     run wide (``fill_wide(..., wide, err)``; without parallel columns it is passed False)."""
     text = open(source_path).read()
-    return "tf_blade_group_" in text or re.search(r"fill_wide\(.*, wide, err\)", text) is not None
+    return ".run_group(" in text or re.search(r"fill_wide\(.*, wide, err\)", text) is not None
 
 
 def test_corrupt_and_read_only_caches_still_serve(tmp_path):
@@ -156,7 +156,7 @@ def test_a_compile_error_keeps_the_disk_caches(module, monkeypatch):
 
 
 def test_without_parallel_columns_results_are_the_same(tmp_path):
-    # TF_BLADE_PARALLEL=0 (or no TBB) runs a layer's columns one after another, bit-identical
+    # TF_BLADE_PARALLEL=0 runs a layer's columns one after another, bit-identical
     cache = _with_native_op(tmp_path / "cache")
     _serve(cache, TF_BLADE_PARALLEL="0")
     sources = [p for p in _kernel_files(str(cache)) if p.endswith(".py")]

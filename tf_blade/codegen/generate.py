@@ -101,6 +101,7 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
     arg_types += [t for _, t in runtime_params] + ["types.boolean"] * len(wide) + [_array_type("uint8", 1)]
     result_types = [t for r in part.outputs for t in _array_types(*_meta(spec, r))]
     em.kernel("parallel", "task_caller")
+    em.kernel("parallel", "group_caller")
     em.imports.add("from numba import from_dtype, types")
     signature = ', '.join(params + [p for p, _ in runtime_params] + wide + ['err'])
     writer = _writer(spec, part)
@@ -109,8 +110,9 @@ def _emit_part(spec, part: Part, em: Emitter, lowerings) -> List[str]:
         f"ARGS = types.Tuple(({''.join(t + ', ' for t in arg_types)}))",
         f"RESULT = types.Tuple(({''.join(t + ', ' for t in result_types)}))",
         "_read_args, _write_result = k_parallel.args_reader(ARGS), k_parallel.result_writer(RESULT)",
-        f"run_task = k_parallel.task_caller(RESULT, ARGS, raised_message=\"{OOM_PREFIX} a tensor in a fused kernel, which raised "
-        "(a size beyond memory)\")",
+        f"RAISED = \"{OOM_PREFIX} a tensor in a fused kernel, which raised (a size beyond memory)\"",
+        "run_task = k_parallel.task_caller(RESULT, ARGS, raised_message=RAISED)",
+        "run_group = k_parallel.group_caller(RESULT, ARGS, raised_message=RAISED)  # a step's parts, at once",
         'SYMBOL = "tf_blade_task_" + __name__  # the cell holding the task\'s address',
         "task_address = k_parallel.cell_reader(SYMBOL)",
         "", "",
@@ -167,8 +169,8 @@ def _is_light(spec, part: Part, lowerings) -> bool:
     """Whether ``part`` does little per-element work on its inputs: it reads their shapes, views
     their data (a numeric column's Reshape) and reads the view's shape, or runs elementwise ops
     (a numeric column's normalizer). Running such parts in parallel would cost more than the
-    parts, and a group's TBB code compiles for seconds (wide & deep's 13 log1p normalizers: a
-    group took 3.5 s of a new model's compile, and 0.2 ms a call at 512 rows on TBB)."""
+    parts (wide & deep's 13 log1p normalizers: 0.2 ms a call more at 512 rows, when groups ran
+    on Numba's TBB)."""
     data = {r for r in part.inputs if const_values(spec, r) is None}  # not constants (parts.lifted_consts)
     # (the inputs and views of them)
     for k in part.nodes:
@@ -235,6 +237,7 @@ def generate(spec: dict):
                 deferred.pop(i, None)
     values: Dict[str, Value] = {}
     params: List[str] = []
+    has_groups = False
     for i, inp in enumerate(spec["inputs"]):
         values[f"in:{i}"] = Value(f"a{i}", numpy_name(inp["dtype"]), inp["rank"])
         params += _vars(values[f"in:{i}"])
@@ -250,31 +253,28 @@ def generate(spec: dict):
         template = template_of[parts[members[0]].key]
         calls = [_part_args(spec, parts[i], values, lowerings, em) for i in members]
         names = [spec["nodes"][parts[i].nodes[-1]]["name"] for i in members]
-        # Light parts (shape reads, views) are called one after another: a group's typed lists and
-        # TBB code took seconds of a new wide & deep's compile to run its numeric columns' views.
+        # Light parts (shape reads, views) are called one after another: running their calls in
+        # parallel would cost more than the parts.
         if (parallel and len(members) > 1 and not _is_parallel(spec, parts[members[0]], lowerings)
                 and not _is_light(spec, parts[members[0]], lowerings)):
-            group, source = _group_module(template, len(calls[0]), _fail_tuple(spec, parts[members[0]].outputs))
-            templates[group] = source
-            results = []
+            has_groups = True
             # in parallel only if this step's own inputs are large: the call's may be strings it
             # never reads. A number weighs an eighth of a string (a hash ~10 ns, a log1p 1.4 ns):
-            # wide & deep's 13 numeric normalizers beside 26 string columns ran 0.2 ms slower on
-            # TBB than in turn at 512 and at 4096 rows (53k floats).
+            # wide & deep's 13 numeric normalizers beside 26 string columns ran 0.2 ms slower in
+            # parallel than in turn at 512 and at 4096 rows (53k floats).
             read = [values[r] for i in members for r in parts[i].inputs if values[r].const is None]  # not constants
             strings = " + ".join(f"{v.var}.size" for v in read if v.is_string) or "0"
             numbers = " + ".join(f"{v.var}.size" for v in read if not v.is_string) or "0"
-            out.append(f"wide_{n} = wide and {strings} + ({numbers}) // 8 >= {PARALLEL_MIN_ELEMENTS}")
-            for c in range(0, len(members), GROUP_SIZE):  # chunks run in order: the first error is the first part's
-                chunk = calls[c:c + GROUP_SIZE]
-                padded = chunk + [chunk[0]] * (GROUP_SIZE - len(chunk))  # slots past n are never run
-                g = f"g{n}_{c}"
-                columns = ['(' + ''.join(a + ', ' for a in col) + ')' for col in zip(*padded)]  # none: parts without inputs
-                out.append(f"{g}, failed_{g} = {group}.group({', '.join(columns + [f'np.int64({len(chunk)})', f'wide_{n}', 'err'])})")
-                results += [f"{g}[{j}]" for j in range(len(chunk))]
-                out += ["if err[0] != 0:",
-                        f"    k_errors.add_context(err, {em.const(_suffixes(names[c:c + GROUP_SIZE]), 'N')}[failed_{g}])",
-                        "    return FAIL"]
+            g = f"g{n}"
+            tuples = ["(" + "".join(a + ", " for a in args + [f"errs_{g}[{j}]"]) + ")" for j, args in enumerate(calls)]
+            out += [f"wide_{n} = wide and {strings} + ({numbers}) // 8 >= {PARALLEL_MIN_ELEMENTS}",
+                    f"errs_{g} = {em.kernel('errors', 'error_rows')}({len(members)}, err)",
+                    f"{g} = {template}.run_group({template}.task_address(), wide_{n}, ({''.join(t + ', ' for t in tuples)}))",
+                    f"failed_{g} = {em.kernel('errors', 'first_failed')}(errs_{g}, err)",
+                    f"if failed_{g} >= 0:",
+                    f"    k_errors.add_context(err, {em.const(_suffixes(names), 'N')}[failed_{g}])",
+                    "    return FAIL"]
+            results = [f"{g}[{j}]" for j in range(len(members))]
         else:
             results = []
             for j, (args, name) in enumerate(zip(calls, names)):
@@ -293,7 +293,7 @@ def generate(spec: dict):
                     at += 1
     returns = "".join(f"{values[ref].var}, " for ref in spec["outputs"])
     runs_parts = bool(lines)  # (before ``wide`` joins them)
-    if any(name.startswith("tf_blade_group_") for name in templates) or any(_is_parallel(spec, p, lowerings) for p in parts):
+    if has_groups or any(_is_parallel(spec, p, lowerings) for p in parts):
         lines.insert(0, f"wide = solo and n_elements >= {PARALLEL_MIN_ELEMENTS}")  # (body and entry count them)
     writers = {pos: _direct_writer(spec, parts[i], lowerings, values) for i, (pos, axis) in deferred.items() if axis is None}
     direct = {pos: found for pos, found in writers.items() if found is not None}
@@ -331,7 +331,6 @@ def generate(spec: dict):
     # every import, they cost criteo-fc (whose layer the library computes) ~3 s and 37 compiles it
     # never ran, and a new wide & deep 7.8 s for the two layer parts only body runs.
     entry_text = "\n".join(entry)
-    entry_text += "".join(templates[g] for g in templates if g.startswith("tf_blade_group_") and f"{g}." in entry_text)
     # Through k_parallel.compile_parts: when two or more miss Numba's cache, a child process
     # compiles some of them meanwhile (runtime/compile_jobs.py).
     at_import = [name for name in part_templates if f"{name}.task_address()" in entry_text]
@@ -347,12 +346,8 @@ def generate(spec: dict):
     return "\n".join(src), templates
 
 
-# Parts per parallel group call. A group compiles per tuple length (26 columns: 17 s, 8: 8 s, when parts were linked into groups;
-# now they are called by address, a group of hash-bucket parts compiles in ~1 s),
-# so one fixed length serves every layer width; a wider step takes a few calls (~3 us each).
-GROUP_SIZE = 8
 # Input elements (variables not counted) of the op, and of a group step's parts, from which a group
-# runs its parts in parallel, when no other fused call is running (``solo``). Below, waking TBB's workers costs more
+# runs its parts in parallel, when no other fused call is running (``solo``). Below, waking the workers costs more
 # than it saves: criteo-fc (26 columns) at batch 1 and 64 took 0.53/0.64 ms in parallel and
 # 0.40/0.49 ms serially; at 512 (53k elements) the two were even, at 4096 parallel won 5.7
 # against 8.3 ms. With 2 callers at 512, parallel calls gave 1.6k calls/s and serial ones 1.9-2.1k.
@@ -495,59 +490,6 @@ def _part_args(spec, part: Part, values, lowerings, em: Emitter) -> List[str]:
         args += [em.const(message_bytes(text), "N") for text in low.texts(raw, spec)]
         args += [em.const(low.attr_array(raw, spec, a)) for a in low.array_attrs]
     return args + (["wide"] if _is_parallel(spec, part, lowerings) else [])
-
-
-def _fail_tuple(spec, refs) -> str:
-    return "(" + "".join(e + ", " for r in refs for e in _empties(*_meta(spec, r))) + ")"
-
-
-def _group_module(template: str, n_args: int, fail: str):
-    """(module name, source) of ``group``: one template over up to GROUP_SIZE parts at once, one
-    part per TBB task. Each argument is a GROUP_SIZE-tuple over the parts, of which the first
-    ``n`` run; each part reports into its own error buffer and the first failing part (in graph
-    order, so the message does not depend on timing) becomes the call's error; its index comes
-    back for the caller to name. ``wide``: the call's inputs are large enough to run the parts in
-    parallel (else one after another, in the calling thread). A module of its own, named by its
-    source, so its parallel compile (~8 s when it linked the part's code, ~1 s since) happens once per template, whatever the number
-    of columns or the model."""
-    q = [f"q{i}" for i in range(n_args)]
-    call = _run_part(template, [f"{x}[i]" for x in q] + ["errs[i]"], "fn")  # q may be empty
-    if fail == "()":  # parts without outputs (dead ends, asserts): Numba's typed List of () divides
-        keep, init = call, ["    outs = np.zeros(n, np.int8)"]  # by its item size, 0 (SIGFPE)
-    else:
-        keep, init = f"outs[i] = {call}", ["    outs = List()", "    for i in range(n):", f"        outs.append({fail})"]
-    source = "\n".join([
-        "# Generated by tf_blade; safe to delete (it is regenerated).",
-        "import numpy as np",
-        "from numba import njit, prange",
-        "from numba.typed import List",
-        f"import {template}",
-        "", "",
-        "# Only the prange is compiled parallel: under parallel=True every array expression (the",
-        "# np.zeros below, the empty results) becomes a TBB launch of its own, 10 us a group call.",
-        "@njit(cache=True, nogil=True, parallel=True)",
-        f"def run_parts({', '.join(q + ['fn', 'n', 'errs', 'outs'])}):",
-        "    for i in prange(n):",
-        f"        {keep}",
-        "", "",
-        INTERNAL,
-        f"def group({', '.join(q + ['n', 'wide', 'err'])}):",
-        "    errs = np.zeros((n, err.shape[0]), np.uint8)",
-        f"    fn = {template}.task_address()",
-        *init,
-        "    if wide:",
-        f"        run_parts({', '.join(q + ['fn', 'n', 'errs', 'outs'])})",
-        "    else:",
-        "        for i in range(n):",
-        f"            {keep}",
-        "    for i in range(n):",
-        "        if errs[i, 0] != 0:",
-        "            for b in range(err.shape[0]):  # a slice assignment would compile Numba's message",
-        "                err[b] = errs[i, b]",
-        "            return outs, i",
-        "    return outs, -1",
-        ""])
-    return "tf_blade_group_" + hashlib.sha256(source.encode()).hexdigest()[:16], source
 
 
 def _native_entry(spec, out_meta, deferred, direct, steps, outs, em, used) -> List[str]:

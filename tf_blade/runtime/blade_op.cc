@@ -189,9 +189,42 @@ struct BlockQueue {
   }
 };
 
+// A part's task (codegen/generate.py): reads its argument tuple at `args`, stores its result at
+// `result` (kernels/parallel.py, task_caller).
+typedef void (*TaskFn)(void* args, void* result);
+
+// One blade_run_tasks: the i-th task reads args + i * args_stride and writes results + i * results_stride.
+struct TaskRun {
+  TaskFn task;
+  char* args;
+  int64_t args_stride;
+  char* results;
+  int64_t results_stride;
+};
+
+void RunTaskBlocks(void* arg, int64_t begin, int64_t end) {
+  const TaskRun* run = static_cast<const TaskRun*>(arg);
+  for (int64_t i = begin; i < end; ++i)
+    run->task(run->args + i * run->args_stride, run->results + i * run->results_stride);
+}
+
 }  // namespace
 
 extern "C" {
+
+int64_t blade_parallel_for(void* fn, int64_t n, void* arg);
+
+// A group of parts of one template (a layer's columns, kernels/parallel.py group_caller): task i
+// of n, each a block of blade_parallel_for. One pool for TF's ops and ours, and nothing for Numba
+// to compile per group (Numba's TBB prange did, 1-2 s a group).
+int64_t blade_run_tasks(void* task, int64_t n, void* args, int64_t args_stride, void* results,
+                        int64_t results_stride) {
+  TaskRun run{reinterpret_cast<TaskFn>(task), static_cast<char*>(args), args_stride,
+              static_cast<char*>(results), results_stride};
+  return blade_parallel_for(reinterpret_cast<void*>(&RunTaskBlocks), n, &run);
+}
+
+void* blade_run_tasks_address() { return reinterpret_cast<void*>(&blade_run_tasks); }
 
 // Runs fn(arg, begin, end) over blocks [0, n) of a kernel's work (kernels/parallel.py), one block
 // at a time, on the calling thread and the calling op's intra-op threads (BlockQueue). Outside an

@@ -6,8 +6,8 @@ optimize() of criteo-fc (0.57 -> 0.47 s, fresh processes in turn). The registrie
 compiling. Cached machine code needs only the C symbols it links to. In Numba 0.68 the context's
 start installs all of them but two sets: the NRT's (``rtsys.initialize``, which the refresh
 calls) and the hash secrets (installed when ``numba.cpython.hashing`` is imported, which the
-refresh does). Numba's parallel layer, which generated code may link to, is launched by
-tf_blade/runtime/threads.py before any generated module loads. A symbol missing at link time
+refresh does). Generated code uses no Numba parallel layer (its parallel work runs on TF's
+threads, kernels/parallel.py). A symbol missing at link time
 aborts the process ("LLVM ERROR: Symbol not found"), so this path is limited to the Numba
 versions checked for it: tests/test_cfunc_cache.py checks that, after ``prepare_load``, a
 refresh installs no symbol. A function missing from the cache compiles, and Numba's compile

@@ -38,7 +38,7 @@ def spec_key(spec_text: str) -> str:
 def load_kernel(spec_text: str):
     """Returns the generated module for ``spec_text``: ``body`` for NumPy, ``entry`` for C."""
     global compile_count
-    # The source also follows parallel_enabled() (TF_BLADE_PARALLEL, TBB): processes configured
+    # The source also follows parallel_enabled() (TF_BLADE_PARALLEL): processes configured
     # otherwise that share a cache must not rewrite each other's module and recompile it.
     key = spec_key(spec_text) + ("" if parallel_enabled() else "_serial")
     with _lock:

@@ -85,12 +85,13 @@ class NativeBridge:
         lib.blade_fallback_count.restype = ctypes.c_int64
         lib.blade_crowded_count.restype = ctypes.c_int64
         lib.blade_parallel_for_address.restype = ctypes.c_void_p
+        lib.blade_run_tasks_address.restype = ctypes.c_void_p
         lib.blade_register_cluster.argtypes = [ctypes.c_char_p, ctypes.c_int64, ctypes.c_char_p, ctypes.c_int64]
         lib.blade_register_cluster.restype = None
         self._lib = lib
         self.alloc_address = lib.blade_alloc_address()
-        from ..kernels.parallel import install_runner
-        install_runner(lib.blade_parallel_for_address())
+        from ..kernels.parallel import install_runners
+        install_runners(lib.blade_parallel_for_address(), lib.blade_run_tasks_address())
         self._cb = None  # keeps the ctypes thunk alive while C++ holds it
 
     def set_compile_callback(self, fn):
