@@ -135,6 +135,22 @@ def test_mutable_table_stays_in_tensorflow():
     np.testing.assert_array_equal(opt.signatures["serve"](x=tf.constant(["a", "c", "z"])).numpy(), [3, 7, -1])
 
 
+def test_a_concrete_functions_tables_stay_in_tf_and_the_report_says_why(tmp_path, rng):
+    """A ConcreteFunction keeps no Python function, so nothing names the tables it captures as
+    static: its lookups stay in TF, and the report says what to pass instead (not "no lowering")."""
+    from tf_blade.passes.support import UNFROZEN_TABLE
+    layer = _module(tmp_path).layer
+    specs = {"s": tf.TensorSpec([None, 3], tf.string), "i": tf.TensorSpec([None, 2], tf.int64),
+             "f": tf.TensorSpec([None, 2], tf.string)}
+    serve = tf.function(lambda x: layer(x), input_signature=[specs])
+    opt = tf_blade.optimize(serve.get_concrete_function())
+    assert op_counts(opt.signatures["serving_default"])["LookupTableFindV2"] >= 1
+    assert f"LookupTableFindV2: {UNFROZEN_TABLE}" in str(opt.report), opt.report
+    x = _batch(rng, 16)
+    np.testing.assert_array_equal(serve(x).numpy(),
+                                  opt.signatures["serving_default"](**{"x_" + k: v for k, v in x.items()}).numpy())
+
+
 def test_bare_tf_function_and_the_decorator_find_their_tables(tmp_path, rng):
     """A bare tf.function has no trackable root: its static tables are found through the layer
     its Python code refers to (frontend.python_root), for optimize() and for @tf_blade.function."""

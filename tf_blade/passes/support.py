@@ -7,11 +7,19 @@ from ..codegen.dtypes import RESOURCE, STRING, supported
 from ..codegen.registry import load_all
 
 
+UNFROZEN_LOOKUPS = ("LookupTableFindV2", "LookupTableSizeV2")
+UNFROZEN_TABLE = ("a table tf_blade does not freeze: mutable, with string values or per-key defaults, or one "
+                  "it cannot tell is static (a ConcreteFunction brings no owner: give its tf.function, "
+                  "tf.Module or SavedModel)")
+
+
 def unsupported_reason(node, graph, options) -> Optional[str]:
     """None when ``node`` may join a fused cluster, else why not (shown in the report)."""
     lowerings = load_all()
     if node.op == "Const":
         return "constants are copied into clusters, never clustered"
+    if node.op in UNFROZEN_LOOKUPS:  # those left after freeze_tables
+        return UNFROZEN_TABLE
     if node.op not in lowerings:
         return "no lowering"
     if options.allow_ops is not None and node.op not in options.allow_ops:
