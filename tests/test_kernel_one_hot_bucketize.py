@@ -6,7 +6,7 @@ import pytest
 import tensorflow as tf
 
 from conftest import assert_matches_tf, run_kernel, run_tf
-from tf_blade.kernels.bucketize import bucketize
+from tf_blade.kernels.bucketize import COUNT_MAX, bucketize
 from tf_blade.kernels.one_hot import one_hot
 
 
@@ -35,10 +35,12 @@ def test_one_hot_negative_depth():
     check_one_hot(np.array([1, 2], np.int64), -1, -1)
 
 
+@pytest.mark.parametrize("n_boundaries", [7, COUNT_MAX + 300])  # counted, and searched
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
-def test_bucketize_random(rng, dtype):
-    boundaries = sorted(float(np.float32(b)) for b in rng.standard_normal(6) * 10) + [16777216.0]
-    for size in (0, 1, 50):
+def test_bucketize_random(rng, dtype, n_boundaries):
+    # rounded: equal boundaries too
+    boundaries = sorted(float(np.float32(np.round(b, 1))) for b in rng.standard_normal(n_boundaries - 1) * 10) + [16777216.0]
+    for size in (0, 1, 50, 3000):
         if dtype in (np.float32, np.float64):
             x = (rng.standard_normal(size) * 12).astype(dtype)
             x[: min(size, 4)] = np.array([np.nan, np.inf, -np.inf, boundaries[2]])[: min(size, 4)]

@@ -205,9 +205,8 @@ def _template_module(spec, part: Part, lowerings):
 
 
 def generate(spec: dict):
-    """Returns (cluster module source, {module name: source} of the part templates and parallel
-    groups it uses, in import order); those must be importable by name before the cluster module
-    runs. The library tasks its lowerings ask for (``want_layer``) are its caller's to compile
+    """Returns (cluster module source, {module name: source} of the part templates it uses, in
+    import order); those must be importable by name before the cluster module runs. The library tasks its lowerings ask for (``want_layer``) are its caller's to compile
     (``compiling_wanted``, runtime/compiler.py)."""
     from ..feature_column import SPEC_REWRITES
     lowerings = load_all()
