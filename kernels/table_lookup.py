@@ -94,22 +94,50 @@ def find_int(queries, slots, keys, values, default):
     return out
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _find_key(buf, start, length, fingerprint, slots, shift, key_offsets, key_data):
+    """The position of the key equal to the string ``buf[start:start + length]`` (whose
+    Fingerprint64 is ``fingerprint``), or -1."""
+    cap = slots.shape[0]
+    s = np.int64((fingerprint * _GOLDEN) >> shift)
+    while slots[s] >= 0:
+        k = slots[s]
+        k_start = key_offsets[k]
+        if key_offsets[k + 1] - k_start == length and _same_bytes(buf, start, key_data, k_start, length):
+            return k
+        s = (s + 1) & (cap - 1)
+    return -1
+
+
 @njit(cache=True, nogil=True)
 def find_string(ids, offsets, data, slots, key_offsets, key_data, values, default):
     """``ids``: the queries' positions in their strings (``offsets``, ``data``: see strings.string_at)."""
     flat = ids.ravel()
     out = np.empty(flat.shape[0], values.dtype)
-    cap = slots.shape[0]
-    shift = _shift_of(cap)
+    shift = _shift_of(slots.shape[0])
     for i in range(flat.shape[0]):
         buf, start, length = string_at(offsets, data, flat[i])
-        out[i] = default[0]
-        s = _string_slot(buf, start, length, shift)
-        while slots[s] >= 0:
-            k = slots[s]
-            k_start = key_offsets[k]
-            if key_offsets[k + 1] - k_start == length and _same_bytes(buf, start, key_data, k_start, length):
-                out[i] = values[k]
-                break
-            s = (s + 1) & (cap - 1)
+        k = _find_key(buf, start, length, fingerprint64(buf, start, length), slots, shift, key_offsets, key_data)
+        out[i] = values[k] if k >= 0 else default[0]
+    return out
+
+
+@njit(cache=True, nogil=True)
+def find_string_or_bucket(ids, offsets, data, slots, key_offsets, key_data, values, default, num_buckets, offset):
+    """A StaticVocabularyTable's lookup (feature_column/vocabulary_oov.py): the key's value, unless
+    the string is missing or its value is ``default``: then its out-of-vocabulary bucket,
+    Fingerprint64 % ``num_buckets`` + ``offset`` (TF's StringToHashBucketFast plus the table's
+    size). One fingerprint a string places it in the index and in its bucket."""
+    flat = ids.ravel()
+    out = np.empty(flat.shape[0], np.int64)
+    shift = _shift_of(slots.shape[0])
+    buckets = np.uint64(num_buckets)
+    for i in range(flat.shape[0]):
+        buf, start, length = string_at(offsets, data, flat[i])
+        fingerprint = fingerprint64(buf, start, length)
+        k = _find_key(buf, start, length, fingerprint, slots, shift, key_offsets, key_data)
+        value = values[k] if k >= 0 else default[0]
+        if value == default[0]:
+            value = np.int64(fingerprint % buckets) + offset[0]
+        out[i] = value
     return out

@@ -38,3 +38,24 @@ def test_int_keys(rng):
     want = table.lookup(tf.constant(queries)).numpy()
     got = table_lookup.find_int(queries, table_lookup.build_int(keys), keys, values, np.array([-1]))
     np.testing.assert_array_equal(got.reshape(queries.shape), want)
+
+
+def test_string_keys_with_buckets_for_the_rest(rng):
+    """find_string_or_bucket against a StaticVocabularyTable's lookup: a key's value, else (missing,
+    or its value is the lookup's default, -1) the string's out-of-vocabulary bucket past the
+    table's size. Strings of every FarmHash length class, empty and non-ASCII ones."""
+    keys = list(dict.fromkeys(bytes(rng.integers(0, 256, int(rng.integers(0, 70))).astype(np.uint8))
+                              for _ in range(1500)))
+    values = rng.integers(0, 2**40, len(keys))
+    values[::97] = -1  # TF's lookup finds them, then hashes them all the same
+    for buckets in (1, 7, 2**31 - 1):
+        table = tf.lookup.StaticVocabularyTable(tf.lookup.KeyValueTensorInitializer(
+            tf.constant(keys, tf.string), tf.constant(values)), buckets)
+        queries = keys[::2] + [b"", b"missing", "\u00e9".encode(), b"b" * 17, b"c" * 33, b"d" * 65, b"e" * 300]
+        want = table.lookup(tf.constant(queries, tf.string)).numpy()
+        k_off, k_dat = _pool(keys)
+        q_off, q_dat = _pool(queries)
+        got = table_lookup.find_string_or_bucket(np.arange(len(queries)), q_off, q_dat,
+                                                 table_lookup.build_string(k_off, k_dat), k_off, k_dat, values,
+                                                 np.array([-1]), buckets, np.array([len(keys)]))
+        np.testing.assert_array_equal(got, want)

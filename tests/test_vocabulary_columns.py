@@ -1,7 +1,8 @@
 """Vocabulary lookups (issue 3/4): LookupTableFindV2 / LookupTableSizeV2 on static tables are
 frozen into the fused op (passes/freeze_tables.py). Columns with_vocabulary_list (string with
 OOV hash buckets, int64 with a default) and with_vocabulary_file, a vocabulary large enough that
-its index enters as fused-op inputs, a SavedModel round trip (restored tables), a serving
+its index enters as fused-op inputs, the string column's lookup and OOV bucket hashing in one
+op, a SavedModel round trip (restored tables), a serving
 process whose kernel cannot compile (the fused op answers with the original lookups, reading the
 tables it was handed for that), and a mutable table, which must stay in TF. Results bit-exact
 against TF."""
@@ -59,6 +60,20 @@ def test_lookups_fuse_into_one_op(models):
     _, opt, _ = models
     counts = op_counts(opt.signatures["serve"])
     assert counts["BladeFusedCall"] == 1 and not LOOKUP_OPS & set(counts), counts
+
+
+def test_a_vocabulary_with_oov_buckets_hashes_each_string_once(tmp_path):
+    """Column "s" (3 OOV buckets): its lookup, the bucket hash of the same strings and the select
+    between them become one _BladeTableFindOrBucket (feature_column/vocabulary_oov.py), which
+    test_vocabulary_columns_match_tensorflow checks against TF."""
+    from conftest import fused_specs
+    from tf_blade.feature_column import SPEC_REWRITES
+    (spec,) = fused_specs(_module(tmp_path), signature="serve")
+    for rewrite in SPEC_REWRITES:
+        spec, _ = rewrite(spec)
+    ops = [node["op"] for node in spec["nodes"]]
+    assert ops.count("_BladeTableFindOrBucket") == 1 and "StringToHashBucketFast" not in ops and "SelectV2" not in ops, ops
+    assert ops.count("_BladeTableFind") == 2, ops  # the int column (a default, no buckets) and the file's
 
 
 @pytest.mark.parametrize("n", [0, 1, 200])
