@@ -4,13 +4,14 @@ The native op (tf_blade/runtime/blade_op.cc) exports ``blade_parallel_for(fn, n,
 ``fn(arg, begin, end)`` over blocks [0, n), one at a time, on the calling thread and the intra-op
 pool of the op being computed (each claims the next block) and returns when all are done. A
 kernel hands over its arguments as one tuple on its stack (``run_blocks``); ``fn`` is a cfunc
-that reads them back (``args_reader``).
+that reads them back (``args_reader``). A group of parts of one template (a layer's columns) runs
+the same way through ``blade_run_tasks`` (``group_caller``): part i is block i.
 One pool for TF's ops and ours: no second set of threads spinning beside TF's, and no parallel
 (parfor) compile.
 
-Generated code stays cacheable: it names ``blade_parallel_for`` and each task's address (a cell,
+Generated code stays cacheable: it names the two runners and each task's address (a cell,
 ``task_cell``) by symbol, which the JIT links to this process's addresses when it loads the code.
-Until the native op is loaded, the runner declines (returns 1) and kernels run their blocks
+Until the native op is loaded, the runners decline (return 1) and kernels run their blocks
 themselves; so does a kernel whose task's cell is still 0 (its cfunc never compiled).
 """
 import contextlib
