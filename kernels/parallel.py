@@ -281,9 +281,10 @@ def group_caller(result_type, args_type, raised_message):
             with builder.if_then(context.cast(builder, run_wide, sig.args[1], types.boolean)):
                 runner = cgutils.get_or_insert_function(
                     builder.module, ir.FunctionType(i64, [i8p, i64, i8p, i64, i8p, i64]), TASKS_RUNNER)
+                strides = [ir.Constant(i64, context.get_abi_sizeof(t)) for t in (args_llty, slot_llty)]
                 rc = builder.call(runner, [builder.bitcast(task, i8p), ir.Constant(i64, n),
-                                           builder.bitcast(arg_array, i8p), ir.Constant(i64, context.get_abi_sizeof(args_llty)),
-                                           builder.bitcast(slots, i8p), ir.Constant(i64, context.get_abi_sizeof(slot_llty))])
+                                           builder.bitcast(arg_array, i8p), strides[0], builder.bitcast(slots, i8p),
+                                           strides[1]])
                 builder.store(builder.icmp_signed("==", rc, ir.Constant(i64, 0)), ran)
             with builder.if_then(builder.not_(builder.load(ran))):
                 with cgutils.for_range(builder, ir.Constant(i64, n)) as loop:

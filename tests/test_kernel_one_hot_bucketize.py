@@ -38,8 +38,8 @@ def test_one_hot_negative_depth():
 @pytest.mark.parametrize("n_boundaries", [7, COUNT_MAX + 300])  # counted, and searched
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.int32, np.int64])
 def test_bucketize_random(rng, dtype, n_boundaries):
-    # rounded: equal boundaries too
-    boundaries = sorted(float(np.float32(np.round(b, 1))) for b in rng.standard_normal(n_boundaries - 1) * 10) + [16777216.0]
+    rounded = np.round(rng.standard_normal(n_boundaries - 1) * 10, 1)  # equal boundaries too
+    boundaries = sorted(float(np.float32(b)) for b in rounded) + [16777216.0]
     for size in (0, 1, 50, 3000):
         if dtype in (np.float32, np.float64):
             x = (rng.standard_normal(size) * 12).astype(dtype)

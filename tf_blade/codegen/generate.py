@@ -206,8 +206,9 @@ def _template_module(spec, part: Part, lowerings):
 
 def generate(spec: dict):
     """Returns (cluster module source, {module name: source} of the part templates it uses, in
-    import order); those must be importable by name before the cluster module runs. The library tasks its lowerings ask for (``want_layer``) are its caller's to compile
-    (``compiling_wanted``, runtime/compiler.py)."""
+    import order); those must be importable by name before the cluster module runs. The library
+    tasks its lowerings ask for (``want_layer``) are its caller's to compile (``compiling_wanted``,
+    runtime/compiler.py)."""
     from ..feature_column import SPEC_REWRITES
     lowerings = load_all()
     forget_wanted()  # this cluster's tasks only
@@ -268,7 +269,8 @@ def generate(spec: dict):
             tuples = ["(" + "".join(a + ", " for a in args + [f"errs_{g}[{j}]"]) + ")" for j, args in enumerate(calls)]
             out += [f"wide_{n} = wide and {strings} + ({numbers}) // 8 >= {PARALLEL_MIN_ELEMENTS}",
                     f"errs_{g} = {em.kernel('errors', 'error_rows')}({len(members)}, err)",
-                    f"{g} = {template}.run_group({template}.task_address(), wide_{n}, ({''.join(t + ', ' for t in tuples)}))",
+                    f"{g} = {template}.run_group({template}.task_address(), wide_{n}, "
+                    f"({''.join(t + ', ' for t in tuples)}))",
                     f"failed_{g} = {em.kernel('errors', 'first_failed')}(errs_{g}, err)",
                     f"if failed_{g} >= 0:",
                     f"    k_errors.add_context(err, {em.const(_suffixes(names), 'N')}[failed_{g}])",
