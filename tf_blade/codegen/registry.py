@@ -59,6 +59,13 @@ class Lowering:
         raise NotImplementedError
 
 
+class SpecOnlyLowering(Lowering):
+    """The lowering of an op a spec rewrite makes (feature_column/): no TF graph holds it."""
+
+    def check(self, node, graph) -> Optional[str]:
+        return "exists only inside cluster specs"
+
+
 def lowering(*op_types: str):
     def register(cls):
         instance = cls()

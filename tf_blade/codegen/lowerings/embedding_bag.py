@@ -1,12 +1,9 @@
 """_BladeEmbeddingBag: the fused tail of an embedding column (see feature_column/embedding_bag.py)."""
-from ..registry import Lowering, lowering
+from ..registry import SpecOnlyLowering, lowering
 
 
 @lowering("_BladeEmbeddingBag")
-class EmbeddingBagLowering(Lowering):
-    def check(self, node, graph):
-        return "exists only inside cluster specs"
-
+class EmbeddingBagLowering(SpecOnlyLowering):
     def emit(self, node, ins, em):
         indices, ids, dense_shape, table = ins
         return em.call(1, f"{em.kernel('embedding_bag', 'embedding_bag')}({indices.var}, {ids.var}, "

@@ -1,14 +1,11 @@
 """_BladeHashInts: StringToHashBucketFast(AsString(int ids)) without the strings (see
 feature_column/int_hash.py)."""
-from ..registry import Lowering, lowering
+from ..registry import SpecOnlyLowering, lowering
 
 
 @lowering("_BladeHashInts")
-class HashIntsLowering(Lowering):
+class HashIntsLowering(SpecOnlyLowering):
     runtime_attrs = ("num_buckets",)  # as StringToHashBucketFast: columns share a template
-
-    def check(self, node, graph):
-        return "exists only inside cluster specs"
 
     def emit(self, node, ins, em):
         x = ins[0]

@@ -1,12 +1,9 @@
 """_BladePooledGather: Sum/Mean over axis 1 of a gather (see feature_column/pooled_gather.py)."""
-from ..registry import Lowering, lowering
+from ..registry import SpecOnlyLowering, lowering
 
 
 @lowering("_BladePooledGather")
-class PooledGatherLowering(Lowering):
-    def check(self, node, graph):
-        return "exists only inside cluster specs"
-
+class PooledGatherLowering(SpecOnlyLowering):
     def emit(self, node, ins, em):
         table, ids = ins
         return em.call(1, f"{em.kernel('pooled_gather', 'pooled_gather')}({table.var}, {ids.var}, "

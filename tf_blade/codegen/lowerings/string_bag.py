@@ -1,13 +1,10 @@
 """_BladeStringBag: a hash-bucket embedding column over dense strings (see feature_column/string_bag.py)."""
-from ..registry import Lowering, lowering
+from ..registry import SpecOnlyLowering, lowering
 
 
 @lowering("_BladeStringBag")
-class StringBagLowering(Lowering):
+class StringBagLowering(SpecOnlyLowering):
     runtime_attrs = ("num_buckets",)  # columns differing only in bucket count share a template
-
-    def check(self, node, graph):
-        return "exists only inside cluster specs"
 
     def emit(self, node, ins, em):
         strings, new_shape, table = ins

@@ -1,7 +1,7 @@
 """_BladeStringBagLayer and _BladeBagShape: a feature layer of string bags (feature_column/bag_layer.py)."""
 import numpy as np
 
-from ..registry import Lowering, lowering
+from ..registry import SpecOnlyLowering, lowering
 from ...kernels.bag_layer import (BAG, DENSE, DIRECT_DTYPES, NO_ROW_SUM, POOLED, direct_spec,
                                   string_columns, want_layer)
 from ...runtime.threads import parallel_enabled
@@ -21,11 +21,8 @@ def _want_tasks(node, direct=None):
 
 
 @lowering("_BladeStringBagLayer")
-class StringBagLayerLowering(Lowering):
+class StringBagLayerLowering(SpecOnlyLowering):
     parallel = True  # its part gets ``wide``: whether this call may use every core
-
-    def check(self, node, graph):
-        return "exists only inside cluster specs"
 
     def emit_plan(self, node, ins, em, check=True):
         """Builds the columns' lists and plans the layer: (plan values, rows, width). Without
@@ -123,11 +120,8 @@ class StringBagLayerLowering(Lowering):
 
 
 @lowering("_BladeBagShape")
-class BagShapeLowering(Lowering):
+class BagShapeLowering(SpecOnlyLowering):
     reads_shapes_only = True
-
-    def check(self, node, graph):
-        return "exists only inside cluster specs"
 
     def emit(self, node, ins, em):
         strings, new_shape, table, *targets = ins

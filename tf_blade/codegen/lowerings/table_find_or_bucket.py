@@ -1,14 +1,11 @@
 """_BladeTableFindOrBucket: a frozen vocabulary's lookup with its out-of-vocabulary buckets, each
 string hashed once (see feature_column/vocabulary_oov.py)."""
-from ..registry import Lowering, lowering
+from ..registry import SpecOnlyLowering, lowering
 
 
 @lowering("_BladeTableFindOrBucket")
-class TableFindOrBucketLowering(Lowering):
+class TableFindOrBucketLowering(SpecOnlyLowering):
     runtime_attrs = ("num_buckets",)  # as StringToHashBucketFast: columns share a template
-
-    def check(self, node, graph):
-        return "exists only inside cluster specs"
 
     def const_is_value(self, raw, index, value):
         return True  # the frozen table's arrays and its size are only read, as _BladeTableFind's
