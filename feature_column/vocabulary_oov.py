@@ -51,9 +51,11 @@ def _match(spec, node):
     if find is None or compare is None or compare["op"] != "NotEqual":
         return None
     keys, default = through_identity(spec, find["inputs"][0]), find["inputs"][1]
-    ids, against = compare["inputs"] if _table_find(spec, compare["inputs"][0]) is find else compare["inputs"][::-1]
-    if _table_find(spec, ids) is not find or const_values(spec, against) is None \
-            or const_values(spec, against) != const_values(spec, default):
+    ids, against = compare["inputs"]
+    if _table_find(spec, ids) is not find:
+        ids, against = against, ids
+    default_value = const_values(spec, default)
+    if _table_find(spec, ids) is not find or default_value is None or const_values(spec, against) != default_value:
         return None
     add, _ = producer(spec, through_identity(spec, other))
     bucket = _bucket(spec, add, keys)

@@ -241,10 +241,8 @@ def task_caller(result_type, args_type=None, raised_message=None):
             task = builder.inttoptr(address, ir.FunctionType(ir.VoidType(), [i8p, i8p]).as_pointer())
             builder.call(task, [_on_stack(builder, value), builder.bitcast(slot, i8p)])
             if raised_message is not None:
-                written = builder.load(cgutils.gep_inbounds(builder, slot, 0, 1))
-                with builder.if_then(cgutils.is_null(builder, written), likely=False):
-                    err = builder.extract_value(llargs[1], len(args) - 1)
-                    context.compile_internal(builder, _raised_error_writer(raised_message), types.void(err_type), [err])
+                _fail_unwritten(context, builder, slot, err_type, builder.extract_value(llargs[1], len(args) - 1),
+                                raised_message)
             return builder.load(cgutils.gep_inbounds(builder, slot, 0, 0))
 
         return result_type(fn, args), codegen
@@ -290,17 +288,24 @@ def group_caller(result_type, args_type, raised_message):
                 with cgutils.for_range(builder, ir.Constant(i64, n)) as loop:
                     builder.call(task, [builder.bitcast(cgutils.gep_inbounds(builder, arg_array, 0, loop.index), i8p),
                                         builder.bitcast(cgutils.gep_inbounds(builder, slots, 0, loop.index), i8p)])
-            err_type = args_type[len(args_type) - 1]
+            last = len(args_type) - 1  # the task's error buffer
             with cgutils.for_range(builder, ir.Constant(i64, n)) as loop:
-                written = builder.load(cgutils.gep_inbounds(builder, slots, 0, loop.index, 1))
-                with builder.if_then(cgutils.is_null(builder, written), likely=False):
-                    err = builder.load(cgutils.gep_inbounds(builder, arg_array, 0, loop.index, len(args_type) - 1))
-                    context.compile_internal(builder, _raised_error_writer(raised_message), types.void(err_type), [err])
+                err = builder.load(cgutils.gep_inbounds(builder, arg_array, 0, loop.index, last))
+                _fail_unwritten(context, builder, cgutils.gep_inbounds(builder, slots, 0, loop.index), args_type[last],
+                                err, raised_message)
             results = [builder.load(cgutils.gep_inbounds(builder, slots, 0, i, 0)) for i in range(n)]
             return context.make_tuple(builder, sig.return_type, results)
 
         return types.UniTuple(result_type, len(calls))(fn, wide, calls), codegen
     return call
+
+
+def _fail_unwritten(context, builder, slot, err_type, err, message):
+    """Writes ``message`` into the task's error buffer ``err`` when its result ``slot`` was not
+    written: the task raised (its cfunc's wrapper printed the exception and returned)."""
+    written = builder.load(cgutils.gep_inbounds(builder, slot, 0, 1))
+    with builder.if_then(cgutils.is_null(builder, written), likely=False):
+        context.compile_internal(builder, _raised_error_writer(message), types.void(err_type), [err])
 
 
 def _raised_error_writer(message):

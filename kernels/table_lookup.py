@@ -38,9 +38,14 @@ def _int_slot(key, shift):
     return np.int64((np.uint64(np.int64(key)) * _GOLDEN) >> shift)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _fingerprint_slot(fingerprint, shift):
+    return np.int64((fingerprint * _GOLDEN) >> shift)
+
+
 @njit(cache=True, nogil=True)
 def _string_slot(data, start, length, shift):
-    return np.int64((fingerprint64(data, start, length) * _GOLDEN) >> shift)
+    return _fingerprint_slot(fingerprint64(data, start, length), shift)
 
 
 @njit(cache=True, nogil=True)
@@ -99,7 +104,7 @@ def _find_key(buf, start, length, fingerprint, slots, shift, key_offsets, key_da
     """The position of the key equal to the string ``buf[start:start + length]`` (whose
     Fingerprint64 is ``fingerprint``), or -1."""
     cap = slots.shape[0]
-    s = np.int64((fingerprint * _GOLDEN) >> shift)
+    s = _fingerprint_slot(fingerprint, shift)
     while slots[s] >= 0:
         k = slots[s]
         k_start = key_offsets[k]

@@ -17,7 +17,7 @@ from .emitter import Emitter, Value, empty_expr
 from .lowerings.const import const_array
 from .parts import Part, decompose, is_writer, part_deps, ref_meta
 from .registry import load_all
-from ..feature_column.spec import const_values
+from ..feature_column.spec import const_values, producer
 from ..kernels.bag_layer import NO_ROW_SUM, ROW_SUM_DROP, ROW_SUM_KEEP, forget_wanted
 from ..kernels.errors import OOM_PREFIX, context_suffix, message_bytes
 from ..runtime.threads import parallel_enabled
@@ -244,7 +244,7 @@ def generate(spec: dict):
     # constants the parts take as inputs (parts.lifted_consts): arrays of this module
     for ref in dict.fromkeys(r for p in parts for r in p.inputs if const_values(spec, r) is not None):
         dtype, rank = _meta(spec, ref)
-        value = const_array(spec["nodes"][int(ref.split(":")[0])]["attrs"]["value"]).astype(dtype)
+        value = const_array(producer(spec, ref)[0]["attrs"]["value"]).astype(dtype)
         values[ref] = Value(em.const(value), dtype, rank, const=value)
     # Lines return FAIL on error: body returns empty results, the native entry an error code.
     lines, last_lines = [], []
