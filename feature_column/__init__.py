@@ -10,6 +10,7 @@ from .int_hash import fuse_int_hashes
 from .pooled_gather import fuse_pooled_gathers
 from .spec import outputs_past_identities
 from .string_bag import fuse_string_bags
+from .vocabulary_bag import fuse_vocabulary_bags
 from .vocabulary_oov import fuse_vocabulary_buckets
 
 # outputs_past_identities first: generate.py's in-place writers fill TF's output buffer only for a
@@ -17,6 +18,6 @@ from .vocabulary_oov import fuse_vocabulary_buckets
 # fuse_string_bags reads the bags and the filter-free ids the earlier two leave, fuse_bag_layers
 # the string bags; the filter rewrite reads AsString + StringToHashBucketFast chains, which
 # fuse_int_hashes then replaces. fuse_vocabulary_buckets reads a frozen lookup's select, which none
-# of the others reads.
+# of the others reads; fuse_vocabulary_bags reads the bags over its lookups and over plain ones.
 SPEC_REWRITES = [outputs_past_identities, fuse_embedding_bags, fuse_pooled_gathers, drop_hashed_id_filters,
-                 fuse_string_bags, fuse_bag_layers, fuse_int_hashes, fuse_vocabulary_buckets]
+                 fuse_string_bags, fuse_bag_layers, fuse_int_hashes, fuse_vocabulary_buckets, fuse_vocabulary_bags]

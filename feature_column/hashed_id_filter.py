@@ -19,8 +19,8 @@ from typing import Tuple
 from .spec import const_values, producer, prune_dead_nodes, replace_uses, through_identity
 
 
-def _hashed_ids_filter(spec, keep_ref):
-    """The (hash ref, its strings' coordinates ref) a ``keep`` vector filters, or None."""
+def filtered_ids(spec, keep_ref):
+    """The ids ref when ``keep_ref`` is the filter's Reshape(Where(GreaterEqual(ids, 0)), [-1]), else None."""
     reshape, _ = producer(spec, keep_ref)
     if reshape is None or reshape["op"] != "Reshape" or const_values(spec, reshape["inputs"][1]) != [-1]:
         return None
@@ -30,7 +30,14 @@ def _hashed_ids_filter(spec, keep_ref):
     compare, _ = producer(spec, where["inputs"][0])
     if compare is None or compare["op"] != "GreaterEqual" or const_values(spec, compare["inputs"][1]) != [0]:
         return None
-    ids_ref = through_identity(spec, compare["inputs"][0])
+    return through_identity(spec, compare["inputs"][0])
+
+
+def _hashed_ids_filter(spec, keep_ref):
+    """The (hash ref, its strings' coordinates ref) a ``keep`` vector filters, or None."""
+    ids_ref = filtered_ids(spec, keep_ref)
+    if ids_ref is None:
+        return None
     hashed, _ = producer(spec, ids_ref)
     if hashed is None or hashed["op"] != "StringToHashBucketFast" or hashed["outputs"][0][1] != 1:
         return None

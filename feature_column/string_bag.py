@@ -50,12 +50,12 @@ def _non_empty_coordinates(spec, ref):
     return None
 
 
-def _match(spec, bag):
-    if bag["op"] != BAG_OP:
-        return None
-    indices, ids, dense_shape, table = bag["inputs"]
-    hashed, _ = _op(spec, ids, "StringToHashBucketFast")
-    gathered, _ = _op(spec, hashed["inputs"][0], "GatherNd") if hashed is not None else (None, None)
+def strings_bag(spec, indices, dense_shape, keys):
+    """(S, new_shape) when a bag's ``indices`` and ``dense_shape`` place the strings ``keys`` =
+    GatherNd(S, Where(NotEqual(S, ""))) as row r of the bag holding the non-empty strings of S's
+    flat range [r * inner, (r + 1) * inner): straight (S of rank 2), or through a SparseReshape of
+    those coordinates to a Pack of two values. Else None."""
+    gathered, _ = _op(spec, keys, "GatherNd")
     if gathered is None:
         return None
     strings, coords = gathered["inputs"]
@@ -71,11 +71,22 @@ def _match(spec, bag):
         packed, _ = _op(spec, new_shape, "Pack")
         if packed is None or len(packed["inputs"]) != 2:
             return None
-    else:
-        if through_identity(spec, indices) != coords or not _is_shape_of(spec, dense_shape, strings) \
-                or ref_meta(spec, strings)[1] != 2:
-            return None
-        new_shape = dense_shape
+        return strings, new_shape
+    if through_identity(spec, indices) != coords or not _is_shape_of(spec, dense_shape, strings) \
+            or ref_meta(spec, strings)[1] != 2:
+        return None
+    return strings, dense_shape
+
+
+def _match(spec, bag):
+    if bag["op"] != BAG_OP:
+        return None
+    indices, ids, dense_shape, table = bag["inputs"]
+    hashed, _ = _op(spec, ids, "StringToHashBucketFast")
+    found = strings_bag(spec, indices, dense_shape, hashed["inputs"][0]) if hashed is not None else None
+    if found is None:
+        return None
+    strings, new_shape = found
     return [strings, new_shape, table], {"num_buckets": hashed["attrs"]["num_buckets"],
                                          "mode": bag["attrs"]["mode"]}
 

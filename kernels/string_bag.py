@@ -42,15 +42,13 @@ def bag_rows(in_shape, new_shape, err):
 FIRST_ROW, ONE_ROW = np.int64(0), np.int64(1)
 
 
-@njit(cache=True, nogil=True)
-def hash_rows(flat, offsets, data, first_row, n_rows, inner, nb, ids, starts):
-    """Buckets of the non-empty strings of rows first_row .. first_row + n_rows - 1 into ``ids``,
-    row i's from starts[i] to starts[i + 1]; ``ids`` has room for every string of the rows (it
-    lists them first). Many rows a call: each call takes and drops a reference on every array,
-    atomics that parallel callers contend for."""
-    # The non-empty strings are listed first, then hashed: whether a string is empty is as good
-    # as random, and a branch on it in the hash loop mispredicted often (26 Criteo columns of 512
-    # rows: 0.29 -> 0.20 ms). The list is counted without a branch.
+@njit(cache=True, nogil=True, inline="always")
+def list_non_empty(flat, offsets, data, first_row, n_rows, inner, ids, starts):
+    """The string ids of the non-empty strings of rows first_row .. first_row + n_rows - 1 (row i
+    of ``inner`` strings) into ``ids``, row i's from starts[i] to starts[i + 1]; how many. Listed
+    first, then hashed or looked up: whether a string is empty is as good as random, and a branch
+    on it in the hash loop mispredicted often (26 Criteo columns of 512 rows: 0.29 -> 0.20 ms).
+    The list is counted without a branch."""
     at = 0
     for i in range(n_rows):  # row by row: no division per string
         starts[i] = at
@@ -58,6 +56,16 @@ def hash_rows(flat, offsets, data, first_row, n_rows, inner, nb, ids, starts):
             ids[at] = flat[k]
             at += string_length(offsets, data, flat[k]) != 0
     starts[n_rows] = at
+    return at
+
+
+@njit(cache=True, nogil=True)
+def hash_rows(flat, offsets, data, first_row, n_rows, inner, nb, ids, starts):
+    """Buckets of the non-empty strings of rows first_row .. first_row + n_rows - 1 into ``ids``,
+    row i's from starts[i] to starts[i + 1]; ``ids`` has room for every string of the rows (it
+    lists them first). Many rows a call: each call takes and drops a reference on every array,
+    atomics that parallel callers contend for."""
+    at = list_non_empty(flat, offsets, data, first_row, n_rows, inner, ids, starts)
     for j in range(at):
         buf, first, length = string_at(offsets, data, ids[j])
         ids[j] = np.int64(fingerprint64_at(address(buf) + first, length) % nb)
@@ -86,9 +94,10 @@ def hash_every_string(flat, offsets, data, base, n, nb, ids, places):
 @njit(cache=True, nogil=True)
 def check_buckets(ids, nnz, rows, n_table, err):
     """The gather's error for the first of the bag's ``nnz`` ids that misses a table of
-    ``n_table`` rows (possible when the column has more buckets than the table has rows)."""
+    ``n_table`` rows (possible when the column has more buckets than the table has rows, or a
+    vocabulary gives negative ids that no filter drops)."""
     for k in range(nnz):
-        if ids[k] >= n_table:
+        if ids[k] < 0 or ids[k] >= n_table:
             set_error(err, "indices[", k, "] = ", ids[k], " is not in [0, ", n_table, ")")
             return
     if n_table == 0 and nnz < rows:  # an empty row gathers the default id 0

@@ -64,17 +64,22 @@ def test_lookups_fuse_into_one_op(models):
 
 def test_a_vocabulary_with_oov_buckets_hashes_each_string_once(tmp_path):
     """Column "s" (3 OOV buckets): its lookup, the bucket hash of the same strings and the select
-    between them become one _BladeTableFindOrBucket (feature_column/vocabulary_oov.py), which
-    test_vocabulary_columns_match_tensorflow checks against TF."""
+    between them become one _BladeTableFindOrBucket (feature_column/vocabulary_oov.py); that and
+    the file column's lookup, with their id filters and embedding bags, then become one
+    _BladeVocabularyBag each (feature_column/vocabulary_bag.py). test_vocabulary_columns_match_tensorflow
+    checks them against TF."""
     from conftest import fused_specs
     from tf_blade.feature_column import SPEC_REWRITES
     (spec,) = fused_specs(_module(tmp_path), signature="serve")
     for rewrite in SPEC_REWRITES:
-        spec, _ = rewrite(spec)
+        spec, n = rewrite(spec)
+        if rewrite.__name__ == "fuse_vocabulary_buckets":
+            assert n == 1
     ops = [node["op"] for node in spec["nodes"]]
-    assert ops.count("_BladeTableFindOrBucket") == 1, ops
-    assert "StringToHashBucketFast" not in ops and "SelectV2" not in ops, ops
-    assert ops.count("_BladeTableFind") == 2, ops  # the int column (a default, no buckets) and the file's
+    bags = {node["attrs"]["num_buckets"]: node["attrs"] for node in spec["nodes"] if node["op"] == "_BladeVocabularyBag"}
+    assert sorted(bags) == [0, 3] and all(a["drop_negative"] for a in bags.values()), bags
+    assert "StringToHashBucketFast" not in ops and "SelectV2" not in ops and "_BladeTableFindOrBucket" not in ops, ops
+    assert ops.count("_BladeTableFind") == 1, ops  # the int column's (a default, no buckets, no bag)
 
 
 @pytest.mark.parametrize("n", [0, 1, 200])
