@@ -1,4 +1,5 @@
-"""Drops the id filter of hashed columns.
+"""Drops the id filter of hashed columns (and finds it for the bags that take it in: vocabulary_bag.py,
+bucket_bag.py).
 
 A categorical column keeps only ids >= 0 (feature_column_v2's ``_prune_invalid_ids``):
 
@@ -31,6 +32,20 @@ def filtered_ids(spec, keep_ref):
     if compare is None or compare["op"] != "GreaterEqual" or const_values(spec, compare["inputs"][1]) != [0]:
         return None
     return through_identity(spec, compare["inputs"][0])
+
+
+def before_id_filter(spec, indices, ids):
+    """(indices, ids, True) before the id filter when the bag reads both through it: GatherV2(x,
+    keep, 0) of each with one ``keep`` that filters those ids. Else (indices, ids, False)."""
+    nodes = [producer(spec, through_identity(spec, ref))[0] for ref in (indices, ids)]
+    if not all(node is not None and node["op"] == "GatherV2" and const_values(spec, node["inputs"][2]) == [0]
+               for node in nodes):
+        return indices, ids, False
+    on_indices, on_ids = nodes
+    keep = on_ids["inputs"][1]
+    if on_indices["inputs"][1] != keep or filtered_ids(spec, keep) != through_identity(spec, on_ids["inputs"][0]):
+        return indices, ids, False
+    return on_indices["inputs"][0], on_ids["inputs"][0], True
 
 
 def _hashed_ids_filter(spec, keep_ref):

@@ -20,33 +20,19 @@ from typing import Tuple
 
 from ..passes.freeze_tables import TABLE_FIND
 from .embedding_bag import FUSED_OP as BAG_OP
-from .hashed_id_filter import filtered_ids
-from .spec import const_values, producer, replace_matches, through_identity
+from .hashed_id_filter import before_id_filter
+from .spec import producer, replace_matches, through_identity
 from .string_bag import strings_bag
 from .vocabulary_oov import FUSED_OP as FIND_OR_BUCKET, INT64
 
 FUSED_OP = "_BladeVocabularyBag"
 
 
-def _before_filter(spec, indices, ids):
-    """(indices, ids, True) before the id filter when the bag reads both through it: GatherV2(x,
-    keep, 0) of each with one ``keep`` that filters those ids. Else (indices, ids, False)."""
-    nodes = [producer(spec, through_identity(spec, ref))[0] for ref in (indices, ids)]
-    if not all(node is not None and node["op"] == "GatherV2" and const_values(spec, node["inputs"][2]) == [0]
-               for node in nodes):
-        return indices, ids, False
-    on_indices, on_ids = nodes
-    keep = on_ids["inputs"][1]
-    if on_indices["inputs"][1] != keep or filtered_ids(spec, keep) != through_identity(spec, on_ids["inputs"][0]):
-        return indices, ids, False
-    return on_indices["inputs"][0], on_ids["inputs"][0], True
-
-
 def _match(spec, bag):
     if bag["op"] != BAG_OP:
         return None
     indices, ids, dense_shape, table = bag["inputs"]
-    indices, ids, filtered = _before_filter(spec, indices, ids)
+    indices, ids, filtered = before_id_filter(spec, indices, ids)
     find, _ = producer(spec, through_identity(spec, ids))
     if find is None or find["outputs"][0][0] != INT64 or not (
             find["op"] == FIND_OR_BUCKET or (find["op"] == TABLE_FIND and find["attrs"]["string_keys"])):
