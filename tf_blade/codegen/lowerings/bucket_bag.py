@@ -12,5 +12,5 @@ class BucketBagLowering(SpecOnlyLowering):
     def emit(self, node, ins, em):
         x, new_shape, table = ins
         return em.call(1, f"{em.kernel('bucket_bag', 'bucket_bag')}(np.ascontiguousarray({x.var}), {new_shape.var}, "
-                          f"{table.var}, {node.attrs['boundaries']}, {node.attrs['columns']}, {node.attrs['mode']}, "
-                          f"err)", True)
+                          f"{table.var}, {node.attrs['boundaries']}, {node.attrs['columns']}, "
+                          f"{em.int64(node.attrs['mode'])}, err)", True)

@@ -10,4 +10,4 @@ class StringBagLowering(SpecOnlyLowering):
         strings, new_shape, table = ins
         return em.call(1, f"{em.kernel('string_bag', 'string_bag')}(np.ascontiguousarray({strings.var}), "
                           f"{strings.off}, {strings.dat}, {new_shape.var}, {table.var}, "
-                          f"{node.attrs['num_buckets']}, {node.attrs['mode']}, err)", True)
+                          f"{node.attrs['num_buckets']}, {em.int64(node.attrs['mode'])}, err)", True)

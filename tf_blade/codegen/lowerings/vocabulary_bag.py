@@ -19,4 +19,4 @@ class VocabularyBagLowering(SpecOnlyLowering):
                           f"{strings.off}, {strings.dat}, {new_shape.var}, {table.var}, {default.var}, "
                           f"{slots.var}, {key_offsets.var}, {key_data.var}, {values.var}, "
                           f"{node.attrs['num_buckets']}, {offset.var}, {bool(node.attrs['drop_negative'])}, "
-                          f"{node.attrs['mode']}, err)", True)
+                          f"{em.int64(node.attrs['mode'])}, err)", True)
