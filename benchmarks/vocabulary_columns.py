@@ -1,8 +1,10 @@
-"""Vocabulary and bucketized embedding columns: stock TF vs tf_blade, interleaved in one process,
-results checked identical first. One DenseFeatures layer of 8 vocabulary-list columns (20 to 5000
-words, half with an OOV bucket, half dropping unknown words; [batch, 3] strings, ~10% unknown,
-~20% padding "") and 8 bucketized numeric columns (1 or 2 values, 4 to 32 boundaries), all embedded
-(dim 8, mean): a census-style model, fused into _BladeVocabularyBag and _BladeBucketBag ops.
+"""Vocabulary, integer and bucketized embedding columns: stock TF vs tf_blade, interleaved in one
+process, results checked identical first. One DenseFeatures layer of 8 vocabulary-list columns (20
+to 5000 words, half with an OOV bucket, half dropping unknown words; [batch, 3] strings, ~10%
+unknown, ~20% padding ""), 6 integer columns over [batch, 3] int64 ids (~20% padding -1): 2
+identity, 2 integer vocabulary lists, 2 hashed, and 8 bucketized numeric columns (1 or 2 values, 4
+to 32 boundaries), all embedded (dim 8, mean): a census-style model, fused into _BladeVocabularyBag,
+_BladeIntBag and _BladeBucketBag ops.
 
     python -m benchmarks.vocabulary_columns [--batches 1,64,512,4096] [--rounds 100] [--out docs/benchmarks/vocabulary_columns]
 
@@ -19,6 +21,7 @@ import numpy as np
 from . import write_report
 
 VOCAB_SIZES = [20, 50, 100, 200, 500, 1000, 3000, 5000]
+INT_SIZES = [100, 10000, 50, 1000, 1000, 100000]  # identity, identity, int vocabularies, hashed
 
 
 def _model():
@@ -33,6 +36,16 @@ def _model():
         column = fc.categorical_column_with_vocabulary_list(f"v{i}", words, num_oov_buckets=i % 2)
         columns.append(fc.embedding_column(column, 8))
         specs[f"v{i}"] = tf.TensorSpec([None, 3], tf.string)
+    for i, size in enumerate(INT_SIZES):
+        name = f"i{i}"
+        if i < 2:
+            column = fc.categorical_column_with_identity(name, size)
+        elif i < 4:
+            column = fc.categorical_column_with_vocabulary_list(name, list(range(0, 2 * size, 2)), dtype=tf.int64)
+        else:
+            column = fc.categorical_column_with_hash_bucket(name, size, dtype=tf.int64)
+        columns.append(fc.embedding_column(column, 8))
+        specs[name] = tf.TensorSpec([None, 3], tf.int64)
     for i in range(8):
         width = 1 + i % 2
         boundaries = sorted(rng.standard_normal(4 * (1 + i % 8)).tolist())
@@ -58,6 +71,10 @@ def _batch(rng, batch, specs):
             words[rng.random((batch, 3)) < 0.1] = b"unknown"
             words[rng.random((batch, 3)) < 0.2] = b""
             out[name] = tf.constant(words.astype(bytes) if batch else np.zeros((0, 3), bytes))
+        elif name[0] == "i":
+            ids = rng.zipf(1.3, (batch, 3)) % INT_SIZES[int(name[1:])]
+            ids[rng.random((batch, 3)) < 0.2] = -1
+            out[name] = tf.constant(ids.astype(np.int64))
         else:
             out[name] = tf.constant(rng.standard_normal((batch, spec.shape[1])).astype(np.float32))
     return out
@@ -90,13 +107,16 @@ def main(argv=None):
         print(rows[-1], flush=True)
     result = {"command": "python -m benchmarks.vocabulary_columns " + " ".join(argv if argv is not None else sys.argv[1:]),
               "optimize_s": optimize_s, "rows": rows}
-    lines = ["# Vocabulary and bucketized embedding columns", "",
+    lines = ["# Vocabulary, integer and bucketized embedding columns", "",
              f"Command: `{result['command']}` (medians of {args.rounds} interleaved rounds; optimize() "
              f"{optimize_s:.1f} s with the caches it found).", "",
              "One DenseFeatures layer: 8 vocabulary-list columns (" + ", ".join(map(str, VOCAB_SIZES))
              + " words; odd ones with 1 OOV bucket, even ones dropping unknown words) over [batch, 3] strings "
-             "(Zipf-drawn words, ~10% unknown, ~20% padding), and 8 bucketized numeric columns of 1 or 2 values "
-             "(4 to 32 boundaries), each embedded (dim 8, mean).", "",
+             "(Zipf-drawn words, ~10% unknown, ~20% padding), 6 integer columns over [batch, 3] int64 ids "
+             "(Zipf-drawn, ~20% padding -1): identity (" + ", ".join(map(str, INT_SIZES[:2])) + " buckets), "
+             "integer vocabulary lists (" + ", ".join(map(str, INT_SIZES[2:4])) + " values), hashed ("
+             + ", ".join(map(str, INT_SIZES[4:])) + " buckets), and 8 bucketized numeric columns of 1 or 2 "
+             "values (4 to 32 boundaries), each embedded (dim 8, mean).", "",
              "| batch | stock TF ms | tf_blade ms | speedup | identical |", "|---|---|---|---|---|"]
     lines += [f"| {r['batch']} | {r['tf_ms']:.3f} | {r['tf_blade_ms']:.3f} | {r['speedup']:.2f}x | {r['identical']} |"
               for r in rows]

@@ -7,6 +7,7 @@ from .bag_layer import fuse_bag_layers
 from .bucket_bag import fuse_bucket_bags
 from .embedding_bag import fuse_embedding_bags
 from .hashed_id_filter import drop_hashed_id_filters
+from .int_bag import fuse_int_bags
 from .int_hash import fuse_int_hashes
 from .pooled_gather import fuse_pooled_gathers
 from .spec import outputs_past_identities
@@ -20,7 +21,7 @@ from .vocabulary_oov import fuse_vocabulary_buckets
 # the string bags; the filter rewrite reads AsString + StringToHashBucketFast chains, which
 # fuse_int_hashes then replaces. fuse_vocabulary_buckets reads a frozen lookup's select, which none
 # of the others reads; fuse_vocabulary_bags reads the bags over its lookups and over plain ones,
-# fuse_bucket_bags the bags over Bucketize's ids.
+# fuse_bucket_bags the bags over Bucketize's ids, fuse_int_bags those over integers or their lookups.
 SPEC_REWRITES = [outputs_past_identities, fuse_embedding_bags, fuse_pooled_gathers, drop_hashed_id_filters,
                  fuse_string_bags, fuse_bag_layers, fuse_int_hashes, fuse_vocabulary_buckets, fuse_vocabulary_bags,
-                 fuse_bucket_bags]
+                 fuse_bucket_bags, fuse_int_bags]

@@ -36,30 +36,29 @@ def _is_shape_of(spec, ref, strings) -> bool:
     return node is not None and node["inputs"][0] == strings and node["attrs"].get("out_type") == _INT64
 
 
-def _non_empty_coordinates(spec, ref):
-    """S when ``ref`` is Where(NotEqual(S, "")) (either operand order), else None."""
+def _kept_coordinates(spec, ref):
+    """(S, v) when ``ref`` is Where(NotEqual(S, v)), v a one-element constant (either operand
+    order), else (None, None)."""
     where, _ = _op(spec, ref, "Where")
-    if where is None:
-        return None
-    compare, _ = _op(spec, where["inputs"][0], "NotEqual")
-    if compare is None:
-        return None
-    for strings, blank in (compare["inputs"], compare["inputs"][::-1]):
-        if const_values(spec, blank) in ([""], [b""]) and ref_meta(spec, strings)[1] >= 1:
-            return strings
-    return None
+    compare, _ = _op(spec, where["inputs"][0], "NotEqual") if where is not None else (None, None)
+    for tensor, ignored in (compare["inputs"], compare["inputs"][::-1]) if compare is not None else ():
+        values = const_values(spec, ignored)
+        if values is not None and len(values) == 1 and ref_meta(spec, tensor)[1] >= 1:
+            return tensor, ignored
+    return None, None
 
 
-def strings_bag(spec, indices, dense_shape, keys):
-    """(S, new_shape) when a bag's ``indices`` and ``dense_shape`` place the strings ``keys`` =
-    GatherNd(S, Where(NotEqual(S, ""))) as row r of the bag holding the non-empty strings of S's
-    flat range [r * inner, (r + 1) * inner): straight (S of rank 2), or through a SparseReshape of
-    those coordinates to a Pack of two values. Else None."""
+def dense_bag(spec, indices, dense_shape, keys):
+    """(S, new_shape, v) when a bag's ``indices`` and ``dense_shape`` place the values ``keys`` =
+    GatherNd(S, Where(NotEqual(S, v))) as row r of the bag holding the values other than v (a
+    constant's ref) of S's flat range [r * inner, (r + 1) * inner): straight (S of rank 2), or
+    through a SparseReshape of those coordinates to a Pack of two values. Else None."""
     gathered, _ = _op(spec, keys, "GatherNd")
     if gathered is None:
         return None
     strings, coords = gathered["inputs"]
-    if _non_empty_coordinates(spec, coords) != strings:
+    kept, ignored = _kept_coordinates(spec, coords)
+    if kept != strings:
         return None
     reshape, j = _op(spec, indices, "SparseReshape")
     if reshape is not None:
@@ -71,11 +70,20 @@ def strings_bag(spec, indices, dense_shape, keys):
         packed, _ = _op(spec, new_shape, "Pack")
         if packed is None or len(packed["inputs"]) != 2:
             return None
-        return strings, new_shape
+        return strings, new_shape, ignored
     if through_identity(spec, indices) != coords or not _is_shape_of(spec, dense_shape, strings) \
             or ref_meta(spec, strings)[1] != 2:
         return None
-    return strings, dense_shape
+    return strings, dense_shape, ignored
+
+
+def strings_bag(spec, indices, dense_shape, keys):
+    """(S, new_shape) of ``dense_bag`` over strings whose ignored value is "" (the kernels skip
+    empty strings), else None."""
+    found = dense_bag(spec, indices, dense_shape, keys)
+    if found is None or const_values(spec, found[2]) not in ([""], [b""]):
+        return None
+    return found[:2]
 
 
 def _match(spec, bag):

@@ -82,21 +82,25 @@ def build_string(offsets, data):
     return slots
 
 
+@njit(cache=True, nogil=True, inline="always")
+def int_value(key, slots, shift, keys, values, default):
+    """The value of the integer ``key``, or ``default``."""
+    cap = slots.shape[0]
+    s = _int_slot(key, shift)
+    while slots[s] >= 0:
+        if keys[slots[s]] == key:
+            return values[slots[s]]
+        s = (s + 1) & (cap - 1)
+    return default
+
+
 @njit(cache=True, nogil=True)
 def find_int(queries, slots, keys, values, default):
     flat = queries.ravel()
     out = np.empty(flat.shape[0], values.dtype)
-    cap = slots.shape[0]
-    shift = shift_of(cap)
+    shift = shift_of(slots.shape[0])
     for i in range(flat.shape[0]):
-        key = flat[i]
-        out[i] = default[0]
-        s = _int_slot(key, shift)
-        while slots[s] >= 0:
-            if keys[slots[s]] == key:
-                out[i] = values[slots[s]]
-                break
-            s = (s + 1) & (cap - 1)
+        out[i] = int_value(flat[i], slots, shift, keys, values, default[0])
     return out
 
 

@@ -28,11 +28,16 @@ def test_int_hashed_column_loses_its_id_filter():
 
 
 def test_int_hashed_column_hashes_without_strings():
+    """AsString + StringToHashBucketFast become _BladeHashInts, which the column's bag then takes in
+    (a _BladeIntBag of kind HASH: feature_column/int_bag.py, tests/test_int_bag.py)."""
     spec = hashed_column_spec(tf.int64)
     for rewrite in SPEC_REWRITES:
         spec, _ = rewrite(spec)
+        if rewrite.__name__ == "fuse_int_hashes":
+            assert _ops(spec).count("_BladeHashInts") == 1
     ops = _ops(spec)
-    assert ops.count("_BladeHashInts") == 1 and "AsString" not in ops and "StringToHashBucketFast" not in ops
+    assert [n["attrs"]["kind"] for n in spec["nodes"] if n["op"] == "_BladeIntBag"] == [2], ops
+    assert "AsString" not in ops and "StringToHashBucketFast" not in ops and "_BladeHashInts" not in ops
 
 
 def _filter_spec(ids_producer):

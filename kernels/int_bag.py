@@ -1,0 +1,80 @@
+"""Integer embedding bag: an identity or integer-vocabulary embedding column over a dense integer
+input in one pass.
+
+Replaces what feature columns build for a dense integer input ``X`` (its ignore value dropped,
+-1 by default; the vocabulary frozen by passes/freeze_tables.py):
+
+    idx = Where(NotEqual(X, ignore));  ids = GatherNd(X, idx)              (identity column)
+                                       or _BladeTableFind(GatherNd(X, idx), default, index...)
+                                       or _BladeHashInts(GatherNd(X, idx))  (hash buckets)
+    keep = Reshape(Where(GreaterEqual(ids, 0)), [-1])                     (the id filter, optional)
+    idx', shape' = SparseReshape(idx, Shape(X), new_shape)                (optional)
+    out = _BladeEmbeddingBag(GatherV2(idx', keep), GatherV2(ids, keep), shape', table)
+
+As vocabulary_bag.py does for strings: row r of the bag holds the ids of the values other than
+``ignore`` of X's flat range [r * inner, (r + 1) * inner), in order, less the negative ones when
+the filter is there (``drop_negative``; without it a negative id is the gather's error).
+"""
+import numpy as np
+from numba import njit
+
+from ..runtime.abi import address
+from .errors import out_of_memory
+from .farmhash import _MAX_INT_DIGITS, _format_int, fingerprint64_at
+from .sparse_segment_reduction import reduce_runs
+from .string_bag import bag_rows, check_buckets
+from .table_lookup import int_value, shift_of
+
+IDENTITY, VOCABULARY, HASH = 0, 1, 2  # where a value's id comes from
+
+@njit(cache=True, nogil=True)
+def int_bag(x, new_shape, table, ignore, kind, default, slots, keys, values, num_buckets, drop_negative, mode, err):
+    """``x``: the column's X (C-contiguous, any rank); ``new_shape``: the reshape's target (X's
+    shape when the chain has no SparseReshape); ``ignore``: the value dropped (one element). The
+    ids are, by ``kind``: X's values (IDENTITY), their values in the frozen vocabulary ``default``,
+    ``slots``, ``keys``, ``values`` (VOCABULARY, table_lookup.py), or the buckets of their decimal
+    text among ``num_buckets`` (HASH, farmhash.py). ``mode``: 0 sum, 1 mean, 2 sqrtn."""
+    flat = x.reshape(x.size)
+    width = table.shape[1]
+    empty = np.zeros((0, width), table.dtype)
+    rows, inner = bag_rows(np.array(x.shape, np.int64), new_shape, err)
+    if rows == 0:
+        return empty
+    try:  # the shape is data: it may ask for more rows than can be allocated
+        starts = np.empty(rows + 1, np.int64)
+        out = np.zeros((rows, width), table.dtype)
+    except Exception:
+        out_of_memory(err, np.array((rows, width), np.int64))
+        return empty
+    ids = np.empty(flat.shape[0], np.int64)
+    skip = ignore[0]
+    listed = 0
+    for r in range(rows):  # the values kept, listed without a branch
+        starts[r] = listed
+        for k in range(r * inner, (r + 1) * inner):
+            ids[listed] = flat[k]
+            listed += flat[k] != skip
+    starts[rows] = listed
+    shift = shift_of(slots.shape[0])
+    text, buckets = np.empty(_MAX_INT_DIGITS, np.uint8), np.uint64(num_buckets)
+    keep_all = not drop_negative
+    kept, first = 0, 0
+    for r in range(rows):  # each value's id, in place; the filter's drops close up
+        end = starts[r + 1]
+        starts[r] = kept
+        for j in range(first, end):
+            v = ids[j]
+            if kind == VOCABULARY:
+                v = np.int64(int_value(v, slots, shift, keys, values, default[0]))
+            elif kind == HASH:
+                start = _format_int(v, text)
+                v = np.int64(fingerprint64_at(address(text) + start, _MAX_INT_DIGITS - start) % buckets)
+            ids[kept] = v
+            kept += (v >= 0) | keep_all  # no branch
+        first = end
+    starts[rows] = kept
+    check_buckets(ids, kept, rows, table.shape[0], err)
+    if err[0] != 0:
+        return empty
+    reduce_runs(table, ids, starts, np.arange(rows), mode, out, np.int64(0))  # empty rows stay zero
+    return out
