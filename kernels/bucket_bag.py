@@ -12,9 +12,8 @@ import numpy as np
 from numba import njit
 
 from .bucketize import bucketize
-from .errors import out_of_memory, set_error
-from .sparse_segment_reduction import reduce_runs
-from .string_bag import bag_rows, check_buckets
+from .errors import set_error
+from .string_bag import pool_bag, start_bag
 
 
 @njit(cache=True, nogil=True)
@@ -23,28 +22,18 @@ def bucket_bag(x, new_shape, table, boundaries, columns, mode, err):
     kernels/bucketize.py takes them; ``columns``: the d the column's ids were built for (the
     graph's constant). ``mode``: 0 sum, 1 mean, 2 sqrtn."""
     n, d = x.shape
-    width = table.shape[1]
-    empty = np.zeros((0, width), table.dtype)
     if d != columns and n > 0:  # the bucket ids and the column offsets added to them differ in length
         set_error(err, "Incompatible shapes: [", n * d, "] vs. [", n * columns, "]")
-        return empty
-    rows, inner = bag_rows(np.array(x.shape, np.int64), new_shape, err)
+        return np.zeros((0, table.shape[1]), table.dtype)
+    rows, inner, starts, out = start_bag(np.array(x.shape, np.int64), new_shape, table, err)
     if rows == 0:
-        return empty
-    try:  # the shape is data: it may ask for more rows than can be allocated
-        out = np.zeros((rows, width), table.dtype)
-    except Exception:
-        out_of_memory(err, np.array((rows, width), np.int64))
-        return empty
+        return out
     buckets = bucketize(np.ascontiguousarray(x), boundaries)
     ids = np.empty(n * d, np.int64)
     stride = boundaries.shape[0] + 1
     for r in range(n):
         for j in range(d):
             ids[r * d + j] = buckets[r * d + j] + j * stride
-    check_buckets(ids, n * d, rows, table.shape[0], err)
-    if err[0] != 0:
-        return empty
-    starts = np.arange(rows + 1) * inner
-    reduce_runs(table, ids, starts, np.arange(rows), mode, out, np.int64(0))
-    return out
+    for r in range(rows + 1):
+        starts[r] = r * inner
+    return pool_bag(table, ids, starts, rows, mode, out, err)

@@ -19,10 +19,8 @@ import numpy as np
 from numba import njit
 
 from ..runtime.abi import address
-from .errors import out_of_memory
 from .farmhash import _MAX_INT_DIGITS, _format_int, fingerprint64_at
-from .sparse_segment_reduction import reduce_runs
-from .string_bag import bag_rows, check_buckets
+from .string_bag import drop_negative_ids, pool_bag, start_bag
 from .table_lookup import int_value, shift_of
 
 IDENTITY, VOCABULARY, HASH = 0, 1, 2  # where a value's id comes from
@@ -35,17 +33,9 @@ def int_bag(x, new_shape, table, ignore, kind, default, slots, keys, values, num
     ``slots``, ``keys``, ``values`` (VOCABULARY, table_lookup.py), or the buckets of their decimal
     text among ``num_buckets`` (HASH, farmhash.py). ``mode``: 0 sum, 1 mean, 2 sqrtn."""
     flat = x.reshape(x.size)
-    width = table.shape[1]
-    empty = np.zeros((0, width), table.dtype)
-    rows, inner = bag_rows(np.array(x.shape, np.int64), new_shape, err)
+    rows, inner, starts, out = start_bag(np.array(x.shape, np.int64), new_shape, table, err)
     if rows == 0:
-        return empty
-    try:  # the shape is data: it may ask for more rows than can be allocated
-        starts = np.empty(rows + 1, np.int64)
-        out = np.zeros((rows, width), table.dtype)
-    except Exception:
-        out_of_memory(err, np.array((rows, width), np.int64))
-        return empty
+        return out
     ids = np.empty(flat.shape[0], np.int64)
     skip = ignore[0]
     listed = 0
@@ -55,26 +45,15 @@ def int_bag(x, new_shape, table, ignore, kind, default, slots, keys, values, num
             ids[listed] = flat[k]
             listed += flat[k] != skip
     starts[rows] = listed
-    shift = shift_of(slots.shape[0])
-    text, buckets = np.empty(_MAX_INT_DIGITS, np.uint8), np.uint64(num_buckets)
-    keep_all = not drop_negative
-    kept, first = 0, 0
-    for r in range(rows):  # each value's id, in place; the filter's drops close up
-        end = starts[r + 1]
-        starts[r] = kept
-        for j in range(first, end):
-            v = ids[j]
-            if kind == VOCABULARY:
-                v = np.int64(int_value(v, slots, shift, keys, values, default[0]))
-            elif kind == HASH:
-                start = _format_int(v, text)
-                v = np.int64(fingerprint64_at(address(text) + start, _MAX_INT_DIGITS - start) % buckets)
-            ids[kept] = v
-            kept += (v >= 0) | keep_all  # no branch
-        first = end
-    starts[rows] = kept
-    check_buckets(ids, kept, rows, table.shape[0], err)
-    if err[0] != 0:
-        return empty
-    reduce_runs(table, ids, starts, np.arange(rows), mode, out, np.int64(0))  # empty rows stay zero
-    return out
+    if kind == VOCABULARY:
+        shift = shift_of(slots.shape[0])
+        for j in range(listed):
+            ids[j] = int_value(ids[j], slots, shift, keys, values, default[0])
+    elif kind == HASH:
+        text, buckets = np.empty(_MAX_INT_DIGITS, np.uint8), np.uint64(num_buckets)
+        for j in range(listed):
+            start = _format_int(ids[j], text)
+            ids[j] = np.int64(fingerprint64_at(address(text) + start, _MAX_INT_DIGITS - start) % buckets)
+    if drop_negative:
+        drop_negative_ids(ids, starts, rows)
+    return pool_bag(table, ids, starts, rows, mode, out, err)

@@ -124,22 +124,54 @@ def string_bag(strings, offsets, data, new_shape, table, num_buckets, mode, err)
 @njit(cache=True, nogil=True)
 def flat_string_bag(flat, in_shape, offsets, data, new_shape, table, num_buckets, mode, err):
     """string_bag over S's ids flattened, S's shape given apart."""
-    width = table.shape[1]
-    n_table = table.shape[0]
-    empty = np.zeros((0, width), table.dtype)
-    rows, inner = bag_rows(in_shape, new_shape, err)
+    rows, inner, starts, out = start_bag(in_shape, new_shape, table, err)
     if rows == 0:
-        return empty
-    try:  # the shape is data: it may ask for more rows than can be allocated
-        counts = np.empty(rows + 1, np.int64)
-        out = np.zeros((rows, width), table.dtype)
-    except Exception:
-        out_of_memory(err, np.array((rows, width), np.int64))
-        return empty
+        return out
     ids = np.empty(flat.shape[0], np.int64)
-    hash_rows(flat, offsets, data, FIRST_ROW, rows, inner, np.uint64(num_buckets), ids, counts)
-    check_buckets(ids, counts[rows], rows, n_table, err)
+    hash_rows(flat, offsets, data, FIRST_ROW, rows, inner, np.uint64(num_buckets), ids, starts)
+    return pool_bag(table, ids, starts, rows, mode, out, err)
+
+
+# What the bags over dense inputs share (this file's, vocabulary_bag.py's, int_bag.py's, bucket_bag.py's).
+
+@njit(cache=True, nogil=True)
+def start_bag(in_shape, new_shape, table, err):
+    """(rows, inner, starts, out) of a bag over values of shape ``in_shape`` reshaped to
+    ``new_shape`` (``bag_rows``): room for each row's start and the end, and the zeroed output
+    (an empty row stays zero). rows 0: nothing to pool, or ``err`` says why (the reshape's check,
+    or more rows than memory holds); ``out`` is then empty."""
+    width = table.shape[1]
+    rows, inner = bag_rows(in_shape, new_shape, err)
+    if rows > 0:
+        try:  # the shape is data: it may ask for more rows than can be allocated
+            return rows, inner, np.empty(rows + 1, np.int64), np.zeros((rows, width), table.dtype)
+        except Exception:
+            out_of_memory(err, np.array((rows, width), np.int64))
+    return 0, 0, np.empty(1, np.int64), np.zeros((0, width), table.dtype)
+
+
+@njit(cache=True, nogil=True)
+def drop_negative_ids(ids, starts, rows):
+    """Closes each row's ids (row i's from starts[i] to starts[i + 1]) up over its negative ones,
+    as the column's id filter drops them, without a branch."""
+    kept, first = 0, 0
+    for r in range(rows):
+        end = starts[r + 1]
+        starts[r] = kept
+        for j in range(first, end):
+            v = ids[j]
+            ids[kept] = v
+            kept += v >= 0
+        first = end
+    starts[rows] = kept
+
+
+@njit(cache=True, nogil=True)
+def pool_bag(table, ids, starts, rows, mode, out, err):
+    """``out`` with row r the pool of table[ids[starts[r]:starts[r + 1]]] (``reduce_runs``: TF's
+    order), after the gather's check of every id; empty when one misses."""
+    check_buckets(ids, starts[rows], rows, table.shape[0], err)
     if err[0] != 0:
-        return empty
-    reduce_runs(table, ids, counts, np.arange(rows), mode, out, np.int64(0))  # empty rows stay zero
+        return out[:0]
+    reduce_runs(table, ids, starts, np.arange(rows), mode, out, np.int64(0))
     return out

@@ -19,10 +19,8 @@ import numpy as np
 from numba import njit
 
 from ..runtime.abi import address
-from .errors import out_of_memory
 from .farmhash import fingerprint64_at
-from .sparse_segment_reduction import reduce_runs
-from .string_bag import FIRST_ROW, bag_rows, check_buckets, list_non_empty
+from .string_bag import FIRST_ROW, drop_negative_ids, list_non_empty, pool_bag, start_bag
 from .strings import string_at
 from .table_lookup import find_key, shift_of, vocabulary_value
 
@@ -35,36 +33,17 @@ def vocabulary_bag(strings, offsets, data, new_shape, table, default, slots, key
     vocabulary (table_lookup.py); ``num_buckets`` its OOV buckets (0: none) after ``offset`` (the
     table's size, as a 1-element array). ``mode``: 0 sum, 1 mean, 2 sqrtn."""
     flat = strings.reshape(strings.size)
-    width = table.shape[1]
-    empty = np.zeros((0, width), table.dtype)
-    rows, inner = bag_rows(np.array(strings.shape, np.int64), new_shape, err)
+    rows, inner, starts, out = start_bag(np.array(strings.shape, np.int64), new_shape, table, err)
     if rows == 0:
-        return empty
-    try:  # the shape is data: it may ask for more rows than can be allocated
-        starts = np.empty(rows + 1, np.int64)
-        out = np.zeros((rows, width), table.dtype)
-    except Exception:
-        out_of_memory(err, np.array((rows, width), np.int64))
-        return empty
+        return out
     ids = np.empty(flat.shape[0], np.int64)
-    list_non_empty(flat, offsets, data, FIRST_ROW, rows, inner, ids, starts)
+    listed = list_non_empty(flat, offsets, data, FIRST_ROW, rows, inner, ids, starts)
     shift, buckets = shift_of(slots.shape[0]), np.uint64(num_buckets)
-    keep_all = not drop_negative
-    kept, listed = 0, 0
-    for r in range(rows):  # each listed string's id, in place; the filter's drops close up
-        end = starts[r + 1]
-        starts[r] = kept
-        for j in range(listed, end):
-            buf, start, length = string_at(offsets, data, ids[j])
-            fingerprint = fingerprint64_at(address(buf) + start, length)
-            k = find_key(buf, start, length, fingerprint, slots, shift, key_offsets, key_data)
-            v = vocabulary_value(k, fingerprint, values, default[0], buckets, offset[0])
-            ids[kept] = v
-            kept += (v >= 0) | keep_all  # no branch
-        listed = end
-    starts[rows] = kept
-    check_buckets(ids, kept, rows, table.shape[0], err)
-    if err[0] != 0:
-        return empty
-    reduce_runs(table, ids, starts, np.arange(rows), mode, out, np.int64(0))  # empty rows stay zero
-    return out
+    for j in range(listed):  # each listed string's id, in place
+        buf, start, length = string_at(offsets, data, ids[j])
+        fingerprint = fingerprint64_at(address(buf) + start, length)
+        k = find_key(buf, start, length, fingerprint, slots, shift, key_offsets, key_data)
+        ids[j] = vocabulary_value(k, fingerprint, values, default[0], buckets, offset[0])
+    if drop_negative:
+        drop_negative_ids(ids, starts, rows)
+    return pool_bag(table, ids, starts, rows, mode, out, err)
