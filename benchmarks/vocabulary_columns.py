@@ -105,8 +105,9 @@ def main(argv=None):
         rows.append({"batch": batch, "identical": same, "tf_ms": t["tf"] * 1e3, "tf_blade_ms": t["tf_blade"] * 1e3,
                      "speedup": t["tf"] / t["tf_blade"]})
         print(rows[-1], flush=True)
-    result = {"command": "python -m benchmarks.vocabulary_columns " + " ".join(argv if argv is not None else sys.argv[1:]),
-              "optimize_s": optimize_s, "rows": rows}
+    given = argv if argv is not None else sys.argv[1:]
+    result = {"command": "python -m benchmarks.vocabulary_columns " + " ".join(given), "optimize_s": optimize_s,
+              "rows": rows}
     lines = ["# Vocabulary, integer and bucketized embedding columns", "",
              f"Command: `{result['command']}` (medians of {args.rounds} interleaved rounds; optimize() "
              f"{optimize_s:.1f} s with the caches it found).", "",

@@ -6,7 +6,8 @@ import tensorflow as tf
 
 import tf_blade
 from conftest import fused_specs
-from test_embedding_bag import COMBINERS, tf_chain
+from test_embedding_bag import COMBINERS
+from test_vocabulary_bag import tf_bag_of_ids
 from tf_blade.feature_column import SPEC_REWRITES
 from tf_blade.kernels import table_lookup
 from tf_blade.kernels.errors import error_text, new_error_buffer
@@ -29,14 +30,7 @@ def tf_int_chain(x, new_shape, table, kind, ignore, default, filtered, num_bucke
         ids = tf.lookup.StaticHashTable(init, default).lookup(tf.cast(values, tf.int64))
     else:
         ids = tf.strings.to_hash_bucket_fast(tf.strings.as_string(values), num_buckets)
-    shape = tf.shape(x, out_type=tf.int64)
-    if new_shape is not None:
-        where, shape = tf.raw_ops.SparseReshape(input_indices=where, input_shape=shape,
-                                                new_shape=tf.constant(new_shape, tf.int64))
-    if filtered:
-        keep = tf.reshape(tf.where(ids >= 0), [-1])
-        where, ids = tf.gather(where, keep), tf.gather(ids, keep)
-    return tf_chain(where, ids, shape, table, combiner)
+    return tf_bag_of_ids(where, ids, tf.shape(x, out_type=tf.int64), new_shape, filtered, table, combiner)
 
 
 def _run(x, new_shape, table, kind, ignore, default, filtered, num_buckets, mode):

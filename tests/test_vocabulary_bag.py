@@ -27,7 +27,13 @@ def tf_vocab_chain(strings, new_shape, table, num_oov, default, filtered, combin
     lookup = (tf.lookup.StaticVocabularyTable(init, num_oov) if num_oov
               else tf.lookup.StaticHashTable(init, default))
     ids = lookup.lookup(tf.gather_nd(s, where))
-    shape = tf.shape(s, out_type=tf.int64)
+    return tf_bag_of_ids(where, ids, tf.shape(s, out_type=tf.int64), new_shape, filtered, table, combiner)
+
+
+def tf_bag_of_ids(where, ids, shape, new_shape, filtered, table, combiner):
+    """The rest of a categorical column's embedding over the ids of the values at ``where`` of a
+    dense input of ``shape``, op for op: SparseReshape (unless ``new_shape`` is None), the id filter
+    (``filtered``), the embedding bag."""
     if new_shape is not None:
         where, shape = tf.raw_ops.SparseReshape(input_indices=where, input_shape=shape,
                                                 new_shape=tf.constant(new_shape, tf.int64))
