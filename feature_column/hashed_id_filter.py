@@ -1,5 +1,5 @@
 """Drops the id filter of hashed columns (and finds it for the bags that take it in: vocabulary_bag.py,
-bucket_bag.py).
+bucket_bag.py, int_bag.py).
 
 A categorical column keeps only ids >= 0 (feature_column_v2's ``_prune_invalid_ids``):
 

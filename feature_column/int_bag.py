@@ -1,4 +1,5 @@
-"""Vertical fusion of an identity or integer-vocabulary embedding column over a dense integer input.
+"""Vertical fusion of an identity, integer-vocabulary or hashed-integer embedding column over a
+dense integer input.
 
 After ``fuse_embedding_bags`` such a column reads (its vocabulary frozen by passes/freeze_tables.py;
 ``ignore`` is the column's ignore value, -1 by default):
@@ -12,17 +13,18 @@ After ``fuse_embedding_bags`` such a column reads (its vocabulary frozen by pass
     out = _BladeEmbeddingBag(GatherV2(r:0 or w, keep), GatherV2(ids, keep), r:1 or Shape(X), table)
 
 ``out`` becomes ``_BladeIntBag(X, new_shape, table, ignore, default, index...)`` (kernels/int_bag.py;
-a vocabulary's inputs are ``ignore`` again for the other kinds, which read none),
-placed as the string bags are (string_bag.py ``dense_bag``): one pass, the same bits and errors.
+the other kinds read no vocabulary and get ``ignore`` in its four places), placed as the string
+bags are (string_bag.py ``dense_bag``): one pass, the same bits and errors. An identity column
+with a default value selects between its ids and the default first: no match.
 """
 from __future__ import annotations
 
 from typing import Tuple
 
 from ..codegen.parts import ref_meta
+from ..kernels.int_bag import HASH, IDENTITY, VOCABULARY
 from ..passes.freeze_tables import TABLE_FIND
 from .embedding_bag import FUSED_OP as BAG_OP
-from ..kernels.int_bag import HASH, IDENTITY, VOCABULARY
 from .hashed_id_filter import before_id_filter
 from .int_hash import FUSED_OP as HASH_INTS
 from .spec import producer, replace_matches, through_identity

@@ -1,5 +1,5 @@
-"""Integer embedding bag: an identity or integer-vocabulary embedding column over a dense integer
-input in one pass.
+"""Integer embedding bag: an identity, integer-vocabulary or hashed-integer embedding column over
+a dense integer input in one pass.
 
 Replaces what feature columns build for a dense integer input ``X`` (its ignore value dropped,
 -1 by default; the vocabulary frozen by passes/freeze_tables.py):
@@ -24,6 +24,7 @@ from .string_bag import drop_negative_ids, pool_bag, start_bag
 from .table_lookup import int_value, shift_of
 
 IDENTITY, VOCABULARY, HASH = 0, 1, 2  # where a value's id comes from
+
 
 @njit(cache=True, nogil=True)
 def int_bag(x, new_shape, table, ignore, kind, default, slots, keys, values, num_buckets, drop_negative, mode, err):

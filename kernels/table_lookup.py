@@ -139,9 +139,9 @@ def vocabulary_value(k, fingerprint, values, default, buckets, offset):
     key is at ``k`` (``find_key``; -1: none): the key's value, else ``default``. With ``buckets``
     > 0 (a StaticVocabularyTable's out-of-vocabulary buckets) a string that is missing or whose
     value is ``default`` gets fingerprint % buckets + ``offset`` instead (TF's StringToHashBucketFast
-    plus the table's size): one fingerprint places it in the index and in its bucket. Callers find
-    the key themselves: this helper calling find_key, inlined into their loops, took a lookup
-    ~12 -> ~45 ns (8 small vocabularies, one thread)."""
+    plus the table's size): one fingerprint places it in the index and in its bucket. Callers call
+    find_key themselves: when this helper called it, both inlined into their loops, a lookup took
+    ~45 ns against ~12 (8 small vocabularies, one thread)."""
     value = values[k] if k >= 0 else default
     if buckets > 0 and value == default:
         value = np.int64(fingerprint % buckets) + offset

@@ -167,7 +167,8 @@ def test_every_string_vocabulary_column_becomes_one_bag(tmp_path):
     for rewrite in SPEC_REWRITES:
         spec, _ = rewrite(spec)
     ops = [node["op"] for node in spec["nodes"]]
-    bags = sorted((n["attrs"]["num_buckets"], n["attrs"]["mode"]) for n in spec["nodes"] if n["op"] == "_BladeVocabularyBag")
+    bags = sorted((n["attrs"]["num_buckets"], n["attrs"]["mode"]) for n in spec["nodes"]
+                  if n["op"] == "_BladeVocabularyBag")
     assert bags == [(0, 0), (0, 1), (0, 2), (1, 1), (2, 1)], bags
     assert ops.count("_BladeIntBag") == 1, ops  # the int column's (test_int_bag.py)
     assert not {"_BladeTableFind", "_BladeTableFindOrBucket", "_BladeEmbeddingBag", "GatherNd"} & set(ops), ops

@@ -1,5 +1,5 @@
-"""_BladeIntBag: an identity or integer-vocabulary embedding column over a dense integer input (see
-feature_column/int_bag.py)."""
+"""_BladeIntBag: an identity, integer-vocabulary or hashed-integer embedding column over a dense
+integer input (see feature_column/int_bag.py)."""
 from ..registry import SpecOnlyLowering, lowering
 
 _IGNORE = 3  # inputs from here on: the ignore value, then the frozen vocabulary (default, slots, keys, values)
