@@ -21,16 +21,11 @@ from typing import Tuple
 from ..codegen.parts import ref_meta
 from .embedding_bag import FUSED_OP as BAG_OP
 from .hashed_id_filter import before_id_filter
-from .spec import const_values, producer, prune_dead_nodes, replace_matches, through_identity
+from .spec import const_values, producer, producer_op, prune_dead_nodes, replace_matches, through_identity
 
 FUSED_OP = "_BladeBucketBag"
 _INT64 = 9
 _INT32_IDS = 1 << 31  # the ids are int32: the largest, (len(boundaries) + 1) * d - 1, must fit
-
-
-def _op(spec, ref, *ops):
-    node, j = producer(spec, through_identity(spec, ref))
-    return node if node is not None and j == 0 and node["op"] in ops else None
 
 
 def _either_order(node):
@@ -40,23 +35,23 @@ def _either_order(node):
 
 def _is_batch(spec, ref, tensors) -> bool:
     """Whether ``ref`` is StridedSlice(Shape(t), [0], [1], [1]) taking dim 0 of one of ``tensors``."""
-    node = _op(spec, ref, "StridedSlice")
+    node = producer_op(spec, ref, "StridedSlice")
     if node is None or node["attrs"].get("shrink_axis_mask") != 1 or any(
             node["attrs"].get(mask, 0) for mask in ("begin_mask", "end_mask", "ellipsis_mask", "new_axis_mask")):
         return False
     if [const_values(spec, r) for r in node["inputs"][1:]] != [[0], [1], [1]]:
         return False
-    shape = _op(spec, node["inputs"][0], "Shape")
+    shape = producer_op(spec, node["inputs"][0], "Shape")
     return shape is not None and through_identity(spec, shape["inputs"][0]) in tensors
 
 
 def _column_offsets(spec, ref, is_n):
     """d when ``ref`` is Tile(Const [0 .. d-1], ExpandDims(n, 0)), else None."""
-    tile = _op(spec, ref, "Tile")
+    tile = producer_op(spec, ref, "Tile")
     if tile is None:
         return None
     values = const_values(spec, tile["inputs"][0])
-    expand = _op(spec, tile["inputs"][1], "ExpandDims")
+    expand = producer_op(spec, tile["inputs"][1], "ExpandDims")
     if not values or values != list(range(len(values))) or expand is None \
             or const_values(spec, expand["inputs"][1]) not in ([0], [-1]) or not is_n(expand["inputs"][0]):
         return None
@@ -65,10 +60,10 @@ def _column_offsets(spec, ref, is_n):
 
 def _bucket_ids(spec, ids):
     """(Bucketize node, (x, b), offsets ref, d) when ``ids`` is the column's ids, else None."""
-    add = _op(spec, ids, "AddV2", "Add")
+    add = producer_op(spec, ids, "AddV2", "Add")
     for flat, scaled in _either_order(add) if add is not None else []:
-        reshape, mul = _op(spec, flat, "Reshape"), _op(spec, scaled, "Mul")
-        bucketize = _op(spec, reshape["inputs"][0], "Bucketize") if reshape is not None else None
+        reshape, mul = producer_op(spec, flat, "Reshape"), producer_op(spec, scaled, "Mul")
+        bucketize = producer_op(spec, reshape["inputs"][0], "Bucketize") if reshape is not None else None
         if bucketize is None or mul is None or const_values(spec, reshape["inputs"][1]) != [-1]:
             continue
         x = through_identity(spec, bucketize["inputs"][0])
@@ -82,20 +77,20 @@ def _bucket_ids(spec, ids):
 
 def _is_row_of_each_id(spec, ref, offsets, d, is_n) -> bool:
     """Whether ``ref`` is Cast(Transpose(Pack(rows, offsets), [1, 0]), int64): (r, j) for each id."""
-    cast = _op(spec, ref, "Cast")
-    transpose = _op(spec, cast["inputs"][0], "Transpose") if cast is not None else None
-    pack = _op(spec, transpose["inputs"][0], "Pack") if transpose is not None else None
+    cast = producer_op(spec, ref, "Cast")
+    transpose = producer_op(spec, cast["inputs"][0], "Transpose") if cast is not None else None
+    pack = producer_op(spec, transpose["inputs"][0], "Pack") if transpose is not None else None
     if pack is None or cast["attrs"].get("DstT") != _INT64 or const_values(spec, transpose["inputs"][1]) != [1, 0] \
             or pack["attrs"].get("axis", 0) != 0 or len(pack["inputs"]) != 2 \
             or through_identity(spec, pack["inputs"][1]) != offsets:
         return False
-    flat = _op(spec, pack["inputs"][0], "Reshape")
-    tile = _op(spec, flat["inputs"][0], "Tile") if flat is not None else None
+    flat = producer_op(spec, pack["inputs"][0], "Reshape")
+    tile = producer_op(spec, flat["inputs"][0], "Tile") if flat is not None else None
     if tile is not None and const_values(spec, tile["inputs"][1]) != [1, d]:
         return False
     tiled = tile["inputs"][0] if tile is not None else flat["inputs"][0] if flat is not None and d == 1 else None
-    expand = _op(spec, tiled, "ExpandDims") if tiled is not None else None  # Grappler drops a Tile by [1, 1]
-    rng = _op(spec, expand["inputs"][0], "Range") if expand is not None else None
+    expand = producer_op(spec, tiled, "ExpandDims") if tiled is not None else None  # Grappler drops a Tile by [1, 1]
+    rng = producer_op(spec, expand["inputs"][0], "Range") if expand is not None else None
     return (rng is not None and const_values(spec, flat["inputs"][1]) == [-1]
             and const_values(spec, expand["inputs"][1]) == [1]
             and const_values(spec, rng["inputs"][0]) == [0] and const_values(spec, rng["inputs"][2]) == [1]
@@ -104,8 +99,8 @@ def _is_row_of_each_id(spec, ref, offsets, d, is_n) -> bool:
 
 def _is_dense_shape(spec, ref, d, is_n) -> bool:
     """Whether ``ref`` is Cast(Pack(n, d), int64)."""
-    cast = _op(spec, ref, "Cast")
-    pack = _op(spec, cast["inputs"][0], "Pack") if cast is not None else None
+    cast = producer_op(spec, ref, "Cast")
+    pack = producer_op(spec, cast["inputs"][0], "Pack") if cast is not None else None
     return (pack is not None and cast["attrs"].get("DstT") == _INT64 and pack["attrs"].get("axis", 0) == 0
             and len(pack["inputs"]) == 2 and is_n(pack["inputs"][0]) and const_values(spec, pack["inputs"][1]) == [d])
 

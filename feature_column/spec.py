@@ -22,6 +22,12 @@ def through_identity(spec, ref: str) -> str:
     return ref
 
 
+def producer_op(spec, ref: str, *ops):
+    """The node making ``ref`` (past Identity nodes) when its op is one of ``ops``, else None."""
+    node, _ = producer(spec, through_identity(spec, ref))
+    return node if node is not None and node["op"] in ops else None
+
+
 def outputs_past_identities(spec):
     """An output that is an Identity of another node's value (a function's return, once Grappler
     moved it into the cluster) becomes that value, so writers that fill TF's output buffer in

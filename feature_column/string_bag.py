@@ -20,27 +20,22 @@ from typing import Tuple
 from ..codegen.parts import ref_meta
 
 from .embedding_bag import FUSED_OP as BAG_OP
-from .spec import const_values, producer, replace_matches, through_identity
+from .spec import const_values, producer, producer_op, replace_matches, through_identity
 
 FUSED_OP = "_BladeStringBag"
 _INT64 = 9
 
 
-def _op(spec, ref, *ops):
-    node, j = producer(spec, through_identity(spec, ref))
-    return (node, j) if node is not None and node["op"] in ops else (None, None)
-
-
 def _is_shape_of(spec, ref, strings) -> bool:
-    node, _ = _op(spec, ref, "Shape")
+    node = producer_op(spec, ref, "Shape")
     return node is not None and node["inputs"][0] == strings and node["attrs"].get("out_type") == _INT64
 
 
 def _kept_coordinates(spec, ref):
     """(S, v) when ``ref`` is Where(NotEqual(S, v)), v a one-element constant (either operand
     order), else (None, None)."""
-    where, _ = _op(spec, ref, "Where")
-    compare, _ = _op(spec, where["inputs"][0], "NotEqual") if where is not None else (None, None)
+    where = producer_op(spec, ref, "Where")
+    compare = producer_op(spec, where["inputs"][0], "NotEqual") if where is not None else None
     for tensor, ignored in (compare["inputs"], compare["inputs"][::-1]) if compare is not None else ():
         values = const_values(spec, ignored)
         if values is not None and len(values) == 1 and ref_meta(spec, tensor)[1] >= 1:
@@ -53,21 +48,21 @@ def dense_bag(spec, indices, dense_shape, keys):
     GatherNd(S, Where(NotEqual(S, v))) as row r of the bag holding the values other than v (a
     constant's ref) of S's flat range [r * inner, (r + 1) * inner): straight (S of rank 2), or
     through a SparseReshape of those coordinates to a Pack of two values. Else None."""
-    gathered, _ = _op(spec, keys, "GatherNd")
+    gathered = producer_op(spec, keys, "GatherNd")
     if gathered is None:
         return None
     strings, coords = gathered["inputs"]
     kept, ignored = _kept_coordinates(spec, coords)
     if kept != strings:
         return None
-    reshape, j = _op(spec, indices, "SparseReshape")
-    if reshape is not None:
+    reshape, j = producer(spec, through_identity(spec, indices))
+    if reshape is not None and reshape["op"] == "SparseReshape":
         shape_node, k = producer(spec, through_identity(spec, dense_shape))
         if j != 0 or shape_node is not reshape or k != 1 or reshape["inputs"][0] != coords \
                 or not _is_shape_of(spec, reshape["inputs"][1], strings):
             return None
         new_shape = reshape["inputs"][2]
-        packed, _ = _op(spec, new_shape, "Pack")
+        packed = producer_op(spec, new_shape, "Pack")
         if packed is None or len(packed["inputs"]) != 2:
             return None
         return strings, new_shape, ignored
@@ -90,7 +85,7 @@ def _match(spec, bag):
     if bag["op"] != BAG_OP:
         return None
     indices, ids, dense_shape, table = bag["inputs"]
-    hashed, _ = _op(spec, ids, "StringToHashBucketFast")
+    hashed = producer_op(spec, ids, "StringToHashBucketFast")
     found = strings_bag(spec, indices, dense_shape, hashed["inputs"][0]) if hashed is not None else None
     if found is None:
         return None

@@ -284,17 +284,19 @@ def _format_int(v, buf):
 
 
 @njit(cache=True, nogil=True)
-def hash_ints_to_bucket(values, num_buckets):
-    """AsString(int) then StringToHashBucketFast, fused: no string pool is built.
-
-    Each value is formatted into one reused 20-byte buffer and fingerprinted in place.
-    """
-    n = values.shape[0]
-    out = np.empty(n, dtype=np.int64)
+def int_buckets(values, n, num_buckets, out):
+    """out[j] = the bucket of AsString(values[j]) among ``num_buckets`` for j < n (``out`` may be
+    ``values``): each value is formatted into one reused 20-byte buffer and fingerprinted in place."""
     buf = np.empty(_MAX_INT_DIGITS, dtype=np.uint8)
     nb = np.uint64(num_buckets)
-    for i in range(n):
-        start = _format_int(np.int64(values[i]), buf)
-        h = fingerprint64(buf, start, _MAX_INT_DIGITS - start)
-        out[i] = np.int64(h % nb)
+    for j in range(n):
+        start = _format_int(np.int64(values[j]), buf)
+        out[j] = np.int64(fingerprint64_at(address(buf) + start, _MAX_INT_DIGITS - start) % nb)
+
+
+@njit(cache=True, nogil=True)
+def hash_ints_to_bucket(values, num_buckets):
+    """AsString(int) then StringToHashBucketFast, fused: no string pool is built (``int_buckets``)."""
+    out = np.empty(values.shape[0], dtype=np.int64)
+    int_buckets(values, values.shape[0], num_buckets, out)
     return out

@@ -18,8 +18,7 @@ the filter is there (``drop_negative``; without it a negative id is the gather's
 import numpy as np
 from numba import njit
 
-from ..runtime.abi import address
-from .farmhash import _MAX_INT_DIGITS, _format_int, fingerprint64_at
+from .farmhash import int_buckets
 from .string_bag import drop_negative_ids, pool_bag, start_bag
 from .table_lookup import int_value, shift_of
 
@@ -51,10 +50,7 @@ def int_bag(x, new_shape, table, ignore, kind, default, slots, keys, values, num
         for j in range(listed):
             ids[j] = int_value(ids[j], slots, shift, keys, values, default[0])
     elif kind == HASH:
-        text, buckets = np.empty(_MAX_INT_DIGITS, np.uint8), np.uint64(num_buckets)
-        for j in range(listed):
-            start = _format_int(ids[j], text)
-            ids[j] = np.int64(fingerprint64_at(address(text) + start, _MAX_INT_DIGITS - start) % buckets)
+        int_buckets(ids, listed, num_buckets, ids)
     if drop_negative:
         drop_negative_ids(ids, starts, rows)
     return pool_bag(table, ids, starts, rows, mode, out, err)
