@@ -34,6 +34,17 @@ def tf_string_chain(strings, new_shape, table, buckets, combiner):
     return tf_chain(where, ids, shape, table, combiner)
 
 
+def same_as_tf(got, err, tf_result):
+    """The kernel's ``got`` equals TF's result, or its error ``err`` (None: none) is in the
+    InvalidArgumentError TF raises; ``tf_result``: computes TF's result."""
+    if err is not None:
+        with pytest.raises(tf.errors.InvalidArgumentError) as tf_err:
+            tf_result()
+        assert err in tf_err.value.message
+        return
+    np.testing.assert_array_equal(got, tf_result().numpy())
+
+
 def _run(strings, new_shape, table, buckets, mode):
     handles, offsets, data = _pool(strings)
     shape = np.array(new_shape if new_shape is not None else strings.shape, np.int64)
@@ -52,14 +63,8 @@ def test_kernel_matches_tf_chain(mode, dtype):
         buckets = int(rng.integers(1, 50))
         table = rng.standard_normal((buckets, 5)).astype(dtype)
         for new_shape in (None, [rows, k], [-1, k], [rows * k, -1], [rows * k, 1]):
-            got, err = _run(strings, new_shape, table, buckets, mode)
-            if err is not None:  # [0, -1] of an empty batch: TF cannot infer it either
-                with pytest.raises(tf.errors.InvalidArgumentError) as tf_err:
-                    tf_string_chain(strings, new_shape, table, buckets, COMBINERS[mode])
-                assert err in tf_err.value.message
-                continue
-            want = tf_string_chain(strings, new_shape, table, buckets, COMBINERS[mode]).numpy()
-            np.testing.assert_array_equal(got, want)
+            got, err = _run(strings, new_shape, table, buckets, mode)  # an error: [0, -1] of an empty batch
+            same_as_tf(got, err, lambda: tf_string_chain(strings, new_shape, table, buckets, COMBINERS[mode]))
 
 
 def test_kernel_regroups_rows_as_sparse_reshape_does():
