@@ -5,6 +5,7 @@ Replaces what feature columns build for a dense integer input ``X`` (its ignore 
 -1 by default; the vocabulary frozen by passes/freeze_tables.py):
 
     idx = Where(NotEqual(X, ignore));  ids = GatherNd(X, idx)              (identity column)
+                                       or ids outside [0, n) made the default    (with a default)
                                        or _BladeTableFind(GatherNd(X, idx), default, index...)
                                        or _BladeHashInts(GatherNd(X, idx))  (hash buckets)
     keep = Reshape(Where(GreaterEqual(ids, 0)), [-1])                     (the id filter, optional)
@@ -22,7 +23,7 @@ from .farmhash import int_buckets
 from .string_bag import drop_negative_ids, pool_bag, start_bag
 from .table_lookup import int_value, shift_of
 
-IDENTITY, VOCABULARY, HASH = 0, 1, 2  # where a value's id comes from
+IDENTITY, VOCABULARY, HASH, IDENTITY_DEFAULT = 0, 1, 2, 3  # where a value's id comes from
 
 
 @njit(cache=True, nogil=True)
@@ -31,7 +32,8 @@ def int_bag(x, new_shape, table, ignore, kind, default, slots, keys, values, num
     shape when the chain has no SparseReshape); ``ignore``: the value dropped (one element). The
     ids are, by ``kind``: X's values (IDENTITY), their values in the frozen vocabulary ``default``,
     ``slots``, ``keys``, ``values`` (VOCABULARY, table_lookup.py), or the buckets of their decimal
-    text among ``num_buckets`` (HASH, farmhash.py). ``mode``: 0 sum, 1 mean, 2 sqrtn."""
+    text among ``num_buckets`` (HASH, farmhash.py), or X's values in [0, ``num_buckets``) and
+``default`` in place of the others (IDENTITY_DEFAULT). ``mode``: 0 sum, 1 mean, 2 sqrtn."""
     flat = x.reshape(x.size)
     rows, inner, starts, out = start_bag(np.array(x.shape, np.int64), new_shape, table, err)
     if rows == 0:
@@ -51,6 +53,10 @@ def int_bag(x, new_shape, table, ignore, kind, default, slots, keys, values, num
             ids[j] = int_value(ids[j], slots, shift, keys, values, default[0])
     elif kind == HASH:
         int_buckets(ids, listed, num_buckets, ids)
+    elif kind == IDENTITY_DEFAULT:
+        for j in range(listed):
+            if ids[j] < 0 or ids[j] >= num_buckets:
+                ids[j] = default[0]
     if drop_negative:
         drop_negative_ids(ids, starts, rows)
     return pool_bag(table, ids, starts, rows, mode, out, err)

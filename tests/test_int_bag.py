@@ -12,7 +12,7 @@ from test_vocabulary_bag import tf_bag_of_ids
 from tf_blade.feature_column import SPEC_REWRITES
 from tf_blade.kernels import table_lookup
 from tf_blade.kernels.errors import error_text, new_error_buffer
-from tf_blade.kernels.int_bag import HASH, IDENTITY, VOCABULARY, int_bag
+from tf_blade.kernels.int_bag import HASH, IDENTITY, IDENTITY_DEFAULT, VOCABULARY, int_bag
 
 FC = tf.feature_column
 KEYS = np.array([3, 7, 9, 0, -5, 2**62, -2**63], np.int64)
@@ -26,6 +26,10 @@ def tf_int_chain(x, new_shape, table, kind, ignore, default, filtered, num_bucke
     values = tf.gather_nd(x, where)
     if kind == IDENTITY:
         ids = tf.cast(values, tf.int64)
+    elif kind == IDENTITY_DEFAULT:  # as IdentityCategoricalColumn writes it
+        ids = tf.cast(values, tf.int64)
+        outside = tf.logical_or(ids >= num_buckets, ids < 0)
+        ids = tf.where(outside, tf.fill(tf.shape(ids), tf.constant(default, tf.int64)), ids)
     elif kind == VOCABULARY:
         init = tf.lookup.KeyValueTensorInitializer(tf.constant(KEYS), tf.range(len(KEYS), dtype=tf.int64))
         ids = tf.lookup.StaticHashTable(init, default).lookup(tf.cast(values, tf.int64))
@@ -39,14 +43,15 @@ def _run(x, new_shape, table, kind, ignore, default, filtered, num_buckets, mode
     err = new_error_buffer()
     one = np.array([ignore], x.dtype)
     index = ((np.array([default], np.int64), table_lookup.build_int(KEYS), KEYS, np.arange(len(KEYS), dtype=np.int64))
-             if kind == VOCABULARY else (one,) * 4)
+             if kind == VOCABULARY else (np.array([default], np.int64),) + (one,) * 3)
     out = int_bag(x, shape, table, one, kind, *index, num_buckets, filtered, mode, err)
     return out, (error_text(err) if err[0] else None)
 
 
 # (kind, ignore, default, filtered, num_buckets, table rows)
 COLUMNS = [(IDENTITY, -1, 0, True, 0, 16), (VOCABULARY, -1, -1, True, 0, len(KEYS)),
-           (VOCABULARY, 0, 2, False, 0, len(KEYS)), (HASH, -1, 0, False, 13, 13), (HASH, 7, 0, True, 1, 1)]
+           (VOCABULARY, 0, 2, False, 0, len(KEYS)), (HASH, -1, 0, False, 13, 13), (HASH, 7, 0, True, 1, 1),
+           (IDENTITY_DEFAULT, -1, 5, True, 12, 16), (IDENTITY_DEFAULT, 0, 3, False, 16, 16)]
 
 
 @pytest.mark.parametrize("column", COLUMNS)
@@ -55,8 +60,9 @@ def test_kernel_matches_tf_chain(column, mode):
     kind, ignore, default, filtered, num_buckets, n_table = column
     rng = np.random.default_rng()
     for rows, k in ((0, 4), (1, 1), (7, 4), (64, 3), (33, 30)):
-        dtype = np.int32 if kind == IDENTITY and rng.random() < 0.5 else np.int64
-        pool = np.arange(-2, 16) if kind == IDENTITY else np.array(VALUES, np.int64)
+        identity = kind in (IDENTITY, IDENTITY_DEFAULT)
+        dtype = np.int32 if identity and rng.random() < 0.5 else np.int64
+        pool = np.arange(-3, 19) if identity else np.array(VALUES, np.int64)
         x = rng.choice(pool, size=(rows, k)).astype(dtype)
         x[rng.random(rows) < 0.2] = ignore                           # empty rows
         table = rng.standard_normal((n_table, 5)).astype(rng.choice([np.float32, np.float64]))
@@ -78,6 +84,9 @@ def test_an_id_outside_the_table_is_the_gathers_error(x, bad):
         tf_int_chain(x, None, table, IDENTITY, -1, 0, False, 0, "sum")
 
 
+INPUTS = ("ident", "ident_dflt", "vocab", "file", "hashed", "ident32", "vocab32")
+
+
 def _int_model(tmp_path):
     import tf_keras
     vocab_file = tmp_path / "ints.txt"
@@ -91,10 +100,13 @@ def _int_model(tmp_path):
         FC.embedding_column(FC.categorical_column_with_vocabulary_file("file", str(vocab_file), 5, dtype=tf.int64,
                                                                        num_oov_buckets=0, default_value=4), 3),
         FC.embedding_column(FC.categorical_column_with_hash_bucket("hashed", 30, dtype=tf.int64), 2),
+        # int32 inputs: the ids are Cast to int64 after the GatherNd
+        FC.embedding_column(FC.categorical_column_with_identity("ident32", 16, default_value=0), 2),
+        FC.embedding_column(FC.categorical_column_with_vocabulary_list("vocab32", [3, 7, -5], dtype=tf.int32), 3),
     ]
     module = tf.Module()
     module.layer = tf_keras.layers.DenseFeatures(columns)
-    specs = {name: tf.TensorSpec([None, 3], tf.int64) for name in ("ident", "ident_dflt", "vocab", "file", "hashed")}
+    specs = {name: tf.TensorSpec([None, 3], tf.int32 if name.endswith("32") else tf.int64) for name in INPUTS}
     module.serve = tf.function(lambda x: module.layer(x), input_signature=[specs])
     module.serve.get_concrete_function()
     return module
@@ -106,10 +118,8 @@ def test_every_integer_column_becomes_one_bag(tmp_path):
         spec, _ = rewrite(spec)
     ops = [node["op"] for node in spec["nodes"]]
     kinds = sorted(node["attrs"]["kind"] for node in spec["nodes"] if node["op"] == "_BladeIntBag")
-    assert kinds == [IDENTITY, VOCABULARY, VOCABULARY, HASH], kinds
-    # an identity column with a default replaces out-of-range ids by a select first: left as it was
-    assert ops.count("_BladeEmbeddingBag") == 1 and ops.count("GatherNd") == 1, ops
-    assert not {"_BladeTableFind", "_BladeHashInts"} & set(ops), ops
+    assert kinds == [IDENTITY, VOCABULARY, VOCABULARY, VOCABULARY, HASH, IDENTITY_DEFAULT, IDENTITY_DEFAULT], kinds
+    assert not {"_BladeEmbeddingBag", "GatherNd", "SelectV2", "_BladeTableFind", "_BladeHashInts"} & set(ops), ops
 
 
 @pytest.fixture(scope="module")
@@ -123,7 +133,9 @@ def test_integer_bags_match_tensorflow(int_model, rng, n):
     module, opt = int_model
     values = np.array(VALUES, np.int64)
     x = {name: rng.choice(values, (n, 3)) for name in ("vocab", "file", "hashed")}
-    x.update({name: rng.integers(-1, 16, (n, 3)) for name in ("ident", "ident_dflt")})  # -1: padding
+    x.update({name: rng.integers(-1, 16, (n, 3)) for name in ("ident", "vocab32")})  # -1: padding
+    x.update({name: rng.integers(-3, 20, (n, 3)) for name in ("ident_dflt", "ident32")})  # outside [0, 16): the default
+    x.update({name: x[name].astype(np.int32) for name in ("ident32", "vocab32")})
     x = {k: tf.constant(v) for k, v in x.items()}
     want = module.serve(x).numpy()
     got = opt.signatures["serve"](**{"x_" + k: v for k, v in x.items()}).numpy()
