@@ -1,10 +1,10 @@
 """Vocabulary, integer and bucketized embedding columns: stock TF vs tf_blade, interleaved in one
 process, results checked identical first. One DenseFeatures layer of 8 vocabulary-list columns (20
 to 5000 words, half with an OOV bucket, half dropping unknown words; [batch, 3] strings, ~10%
-unknown, ~20% padding ""), 6 integer columns over [batch, 3] int64 ids (~20% padding -1): 2
-identity, 2 integer vocabulary lists, 2 hashed, and 8 bucketized numeric columns (1 or 2 values, 4
-to 32 boundaries), all embedded (dim 8, mean): a census-style model, fused into _BladeVocabularyBag,
-_BladeIntBag and _BladeBucketBag ops.
+unknown, ~20% padding ""), 6 integer columns over [batch, 3] int64 or int32 ids (~20% padding -1):
+2 identity (one with a default value), 2 integer vocabulary lists, 2 hashed, and 8 bucketized
+numeric columns (1 or 2 values, 4 to 32 boundaries), all embedded (dim 8, mean): a census-style
+model, fused into _BladeVocabularyBag, _BladeIntBag and _BladeBucketBag ops.
 
     python -m benchmarks.vocabulary_columns [--batches 1,64,512,4096] [--rounds 100] [--out docs/benchmarks/vocabulary_columns]
 
@@ -22,6 +22,7 @@ from . import write_report
 
 VOCAB_SIZES = [20, 50, 100, 200, 500, 1000, 3000, 5000]
 INT_SIZES = [100, 10000, 50, 1000, 1000, 100000]  # identity, identity, int vocabularies, hashed
+INT32_COLUMNS = (0, 3)  # of those, over int32 ids (the others int64)
 
 
 def _model():
@@ -38,14 +39,15 @@ def _model():
         specs[f"v{i}"] = tf.TensorSpec([None, 3], tf.string)
     for i, size in enumerate(INT_SIZES):
         name = f"i{i}"
-        if i < 2:
-            column = fc.categorical_column_with_identity(name, size)
+        dtype = tf.int32 if i in INT32_COLUMNS else tf.int64
+        if i < 2:  # the second with a default for ids outside its buckets
+            column = fc.categorical_column_with_identity(name, size, default_value=0 if i == 1 else None)
         elif i < 4:
-            column = fc.categorical_column_with_vocabulary_list(name, list(range(0, 2 * size, 2)), dtype=tf.int64)
+            column = fc.categorical_column_with_vocabulary_list(name, list(range(0, 2 * size, 2)), dtype=dtype)
         else:
-            column = fc.categorical_column_with_hash_bucket(name, size, dtype=tf.int64)
+            column = fc.categorical_column_with_hash_bucket(name, size, dtype=dtype)
         columns.append(fc.embedding_column(column, 8))
-        specs[name] = tf.TensorSpec([None, 3], tf.int64)
+        specs[name] = tf.TensorSpec([None, 3], dtype)
     for i in range(8):
         width = 1 + i % 2
         boundaries = sorted(rng.standard_normal(4 * (1 + i % 8)).tolist())
@@ -72,9 +74,10 @@ def _batch(rng, batch, specs):
             words[rng.random((batch, 3)) < 0.2] = b""
             out[name] = tf.constant(words.astype(bytes) if batch else np.zeros((0, 3), bytes))
         elif name[0] == "i":
-            ids = rng.zipf(1.3, (batch, 3)) % INT_SIZES[int(name[1:])]
+            i = int(name[1:])
+            ids = rng.zipf(1.3, (batch, 3)) % (INT_SIZES[i] * (11 if i == 1 else 10) // 10)  # i1: ~9% its default's
             ids[rng.random((batch, 3)) < 0.2] = -1
-            out[name] = tf.constant(ids.astype(np.int64))
+            out[name] = tf.constant(ids.astype(spec.dtype.as_numpy_dtype))
         else:
             out[name] = tf.constant(rng.standard_normal((batch, spec.shape[1])).astype(np.float32))
     return out
@@ -113,10 +116,12 @@ def main(argv=None):
              f"{optimize_s:.1f} s with the caches it found).", "",
              "One DenseFeatures layer: 8 vocabulary-list columns (" + ", ".join(map(str, VOCAB_SIZES))
              + " words; odd ones with 1 OOV bucket, even ones dropping unknown words) over [batch, 3] strings "
-             "(Zipf-drawn words, ~10% unknown, ~20% padding), 6 integer columns over [batch, 3] int64 ids "
-             "(Zipf-drawn, ~20% padding -1): identity (" + ", ".join(map(str, INT_SIZES[:2])) + " buckets), "
+             "(Zipf-drawn words, ~10% unknown, ~20% padding), 6 integer columns over [batch, 3] int64 or int32 ids "
+             "(Zipf-drawn, ~20% padding -1): identity (" + ", ".join(map(str, INT_SIZES[:2])) + " buckets, the "
+             "second with a default for ~9% of its ids), "
              "integer vocabulary lists (" + ", ".join(map(str, INT_SIZES[2:4])) + " values), hashed ("
-             + ", ".join(map(str, INT_SIZES[4:])) + " buckets), and 8 bucketized numeric columns of 1 or 2 "
+             + ", ".join(map(str, INT_SIZES[4:])) + " buckets); the first identity and the second vocabulary over "
+             "int32, and 8 bucketized numeric columns of 1 or 2 "
              "values (4 to 32 boundaries), each embedded (dim 8, mean).", "",
              "| batch | stock TF ms | tf_blade ms | speedup | identical |", "|---|---|---|---|---|"]
     lines += [f"| {r['batch']} | {r['tf_ms']:.3f} | {r['tf_blade_ms']:.3f} | {r['speedup']:.2f}x | {r['identical']} |"
