@@ -139,6 +139,17 @@ def _sum_rows_as_tf_impl(x):
     return lambda x: reduce_sum(x, lanes)
 
 
+def sum_preserving_as_tf(x):
+    """[outer, n, inner] ``x`` summed over its middle axis in TF's order for its dtype's packets
+    (``_preserving``): for library code, as ``sum_rows_as_tf``."""
+
+
+@overload(sum_preserving_as_tf)
+def _sum_preserving_as_tf_impl(x):
+    lanes = PACKET_BYTES * 8 // x.dtype.bitwidth if isinstance(x.dtype, types.Float) else 0
+    return lambda x: _preserving(x, lanes, False)
+
+
 @njit(cache=True, nogil=True)
 def reduce_prod(x, lanes):
     """Row products, in the order reduce_sum adds (integers wrap: any order gives their bits)."""

@@ -16,27 +16,36 @@ def _nothing(rank, values):
 
 
 @njit(cache=True, nogil=True)
-def sparse_fill_empty_rows(indices, values, dense_shape, default_value, err):
-    nnz = indices.shape[0]
-    rank = indices.shape[1]
-    if values.shape[0] != nnz:
-        set_error(err, "The length of `values` (", values.shape[0], ") must match the first dimension of `indices` (",
+def checked_rows(nnz, rank, n_values, dense_shape, err):
+    """SparseFillEmptyRows' shape checks, in its order, for ``nnz`` x ``rank`` indices and
+    ``n_values`` values: the dense shape's rows, or -1 (err set)."""
+    if n_values != nnz:
+        set_error(err, "The length of `values` (", n_values, ") must match the first dimension of `indices` (",
                   nnz, ").")
-        return _nothing(rank, values)
+        return -1
     if dense_shape.shape[0] != rank:
         set_error(err, "The length of `dense_shape` (", dense_shape.shape[0],
                   ") must match the second dimension of `indices` (", rank, ").")
-        return _nothing(rank, values)
+        return -1
     if dense_shape.shape[0] == 0:
         set_error(err, "Dense shape cannot be empty.")
-        return _nothing(rank, values)
+        return -1
     dense_rows = dense_shape[0]
     if dense_rows < 0:
         set_error(err, "Expected shape dimensions to be non-negative, got ", dense_rows)
-        return _nothing(rank, values)
-    if dense_rows == 0:
-        if nnz > 0:
-            set_error(err, "Received SparseTensor with dense_shape[0] = 0 but indices.shape[0] = ", nnz)
+        return -1
+    if dense_rows == 0 and nnz > 0:
+        set_error(err, "Received SparseTensor with dense_shape[0] = 0 but indices.shape[0] = ", nnz)
+        return -1
+    return dense_rows
+
+
+@njit(cache=True, nogil=True)
+def sparse_fill_empty_rows(indices, values, dense_shape, default_value, err):
+    nnz = indices.shape[0]
+    rank = indices.shape[1]
+    dense_rows = checked_rows(nnz, rank, values.shape[0], dense_shape, err)
+    if dense_rows <= 0:
         return _nothing(rank, values)
     try:  # dense_shape[0] is data: it may ask for more than can be allocated
         start = np.zeros(dense_rows, np.int64)
