@@ -31,7 +31,7 @@ def _is_shape_of(spec, ref, strings) -> bool:
     return node is not None and node["inputs"][0] == strings and node["attrs"].get("out_type") == _INT64
 
 
-def _kept_coordinates(spec, ref):
+def kept_coordinates(spec, ref):
     """(S, v) when ``ref`` is Where(NotEqual(S, v)), v a one-element constant (either operand
     order), else (None, None)."""
     where = producer_op(spec, ref, "Where")
@@ -52,7 +52,7 @@ def dense_bag(spec, indices, dense_shape, keys):
     if gathered is None:
         return None
     strings, coords = gathered["inputs"]
-    kept, ignored = _kept_coordinates(spec, coords)
+    kept, ignored = kept_coordinates(spec, coords)
     if kept != strings:
         return None
     reshape, j = producer(spec, through_identity(spec, indices))

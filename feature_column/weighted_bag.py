@@ -12,8 +12,19 @@ A weighted categorical column's embedding (combiner sum or mean) ends in
 
 with rows = Cast(StridedSlice(f:0)[:, 0]). ``out`` becomes ``_BladeWeightedBag(indices, ids,
 weights, dense_shape, table)`` (kernels/weighted_bag.py), the same bits. The weights' fill value
-only reaches rows the Select zeroes: any is taken. The chain's head (pruning ids < 0 and weights
-<= 0) stays as it is.
+only reaches rows the Select zeroes: any is taken.
+
+Over a hashed string column of dense strings S and dense weights W the bag's inputs are the
+column's head (``_dense_match``):
+
+    ids = StringToHashBucketFast(GatherNd(S, s)),  s = Where(NotEqual(S, ""))
+    values = GatherNd(W, Where(NotEqual(W, 0.0)))
+    keep = Reshape(Where(LogicalAnd(GreaterEqual(ids, 0), Fill(Shape(values), True))), [-1])
+    x' = GatherV2(x, keep) for x in (SparseReshape(s, Shape(S), new_shape):0 or s, ids, values)
+    x'' = GatherV2(x', Reshape(Where(Greater(values', 0)), [-1]))      (the mean only)
+
+and the whole column becomes ``_BladeWeightedStringBag(S, new_shape, W, table)``
+(``dense_weighted_string_bag``): one pass. Other id sources (identity, vocabulary) keep their head.
 """
 from __future__ import annotations
 
@@ -21,9 +32,11 @@ from typing import List, Tuple
 
 from ..kernels.weighted_bag import MEAN, SUM
 from .embedding_bag import is_first_column, table_gather, zeroed_empty_rows
-from .spec import const_values, producer, producer_op, replace_matches
+from .spec import const_values, producer, producer_op, replace_matches, through_identity
+from .string_bag import kept_coordinates, strings_bag
 
 FUSED_OP = "_BladeWeightedBag"
+DENSE_OP = "_BladeWeightedStringBag"
 
 
 def _weight_column(spec, ref, fill):
@@ -87,5 +100,62 @@ def _match(spec, select) -> Tuple[List[str], dict] | None:
     return [indices, ids, weights["inputs"][1], dense_shape, table], {"mode": MEAN if divide is not None else SUM}
 
 
+def _kept_by(spec, refs):
+    """(the refs before the gathers, the node of the condition) when every ref is GatherV2(x,
+    keep, 0) with one keep = Reshape(Where(condition), [-1]); else None."""
+    gathers = [producer_op(spec, ref, "GatherV2") for ref in refs]
+    if any(g is None or const_values(spec, g["inputs"][2]) != [0] for g in gathers) \
+            or len({g["inputs"][1] for g in gathers}) != 1:
+        return None
+    reshape = producer_op(spec, gathers[0]["inputs"][1], "Reshape")
+    if reshape is None or const_values(spec, reshape["inputs"][1]) != [-1]:
+        return None
+    where = producer_op(spec, reshape["inputs"][0], "Where")
+    condition = producer(spec, through_identity(spec, where["inputs"][0]))[0] if where is not None else None
+    return ([through_identity(spec, g["inputs"][0]) for g in gathers], condition) if condition is not None else None
+
+
+def _compares(spec, node, op, ref, value) -> bool:
+    """Whether ``node`` is ``op``(ref, value) with ``value`` a constant."""
+    return node is not None and node["op"] == op and through_identity(spec, node["inputs"][0]) == ref \
+        and const_values(spec, node["inputs"][1]) == [value]
+
+
+def _dense_match(spec, bag):
+    if bag["op"] != FUSED_OP:
+        return None
+    indices, ids, weights, dense_shape, table = bag["inputs"]
+    refs = [indices, ids, weights]
+    if bag["attrs"]["mode"] == MEAN:  # the weights > 0 filter first
+        found = _kept_by(spec, refs)
+        if found is None or not _compares(spec, found[1], "Greater", found[0][2], 0):
+            return None
+        refs = found[0]
+    found = _kept_by(spec, refs)  # the ids >= 0 filter, shaped by the weights
+    if found is None or found[1]["op"] != "LogicalAnd":
+        return None
+    (indices, ids, values), both = found
+    valid = producer(spec, through_identity(spec, both["inputs"][0]))[0]
+    ones = producer_op(spec, both["inputs"][1], "Fill")
+    shape = producer_op(spec, ones["inputs"][0], "Shape") if ones is not None else None
+    if not _compares(spec, valid, "GreaterEqual", ids, 0) or shape is None \
+            or through_identity(spec, shape["inputs"][0]) != values or const_values(spec, ones["inputs"][1]) != [True]:
+        return None
+    hashed = producer_op(spec, ids, "StringToHashBucketFast")
+    found = strings_bag(spec, indices, dense_shape, hashed["inputs"][0]) if hashed is not None else None
+    gathered = producer_op(spec, values, "GatherNd")
+    if found is None or gathered is None:
+        return None
+    w, zero = kept_coordinates(spec, gathered["inputs"][1])
+    if w is None or w != through_identity(spec, gathered["inputs"][0]) or const_values(spec, zero) != [0]:
+        return None
+    strings, new_shape = found
+    return [strings, new_shape, w, table], {"num_buckets": hashed["attrs"]["num_buckets"],
+                                            "mode": bag["attrs"]["mode"]}
+
+
 def fuse_weighted_bags(spec) -> Tuple[dict, int]:
-    return replace_matches(spec, _match, FUSED_OP)
+    """The weighted tails, then those over a dense hashed string column whole."""
+    spec, tails = replace_matches(spec, _match, FUSED_OP)
+    spec, columns = replace_matches(spec, _dense_match, DENSE_OP)
+    return spec, tails + columns

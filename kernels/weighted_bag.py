@@ -1,53 +1,115 @@
 """Weighted embedding bag: embedding_lookup_sparse's tail with weights (a weighted categorical
-column's embedding, combiner sum or mean) in one pass.
+column's embedding, combiner sum or mean) in one pass, and, for hashed strings, the whole column.
 
-Replaces SparseFillEmptyRows of the ids and of the weights -> Unique -> ResourceGather ->
-GatherV2 -> Mul by the weights -> SegmentSum (-> DivNoNan by the SegmentSum of the weights) ->
-Select(empty rows, 0): out[r] = sum(table[ids[i]] * weights[i]) over the entries i of row r in
-input order (over the weights' sum too for the mean), empty rows zero. The same bits: each product
-is rounded to the table's dtype first, as Mul does; SegmentSum copies a row of one entry and adds
-the others from zero in TF's Eigen order (kernels/segment_sum.py: in turn below 16 entries, the
-weights always: a column of one is no packet); DivNoNan gives 0 for a weight sum of 0.
+``weighted_bag`` replaces SparseFillEmptyRows of the ids and of the weights -> Unique ->
+ResourceGather -> GatherV2 -> Mul by the weights -> SegmentSum (-> DivNoNan by the SegmentSum of
+the weights) -> Select(empty rows, 0): out[r] = sum(table[ids[i]] * weights[i]) over the entries i
+of row r in input order (over the weights' sum too for the mean), empty rows zero. The same bits:
+each product is rounded to the table's dtype first, as Mul does; SegmentSum copies a row of one
+entry and adds the others from zero in TF's Eigen order (kernels/segment_sum.py: in turn below 16
+entries, the weights always: a column of one is no packet); DivNoNan gives 0 for a weight sum of 0.
 ``mode``: 0 sum, 1 mean. (Sqrtn squares the weights with Pow, whose rounding is the math library's:
 not fused.)
+
+``dense_weighted_string_bag`` is the whole column over dense strings S and dense weights W
+(feature_column/weighted_bag.py has the graph): the non-empty strings of S, hashed, in order, and
+the non-zero values of W, in order, are paired one to one, as the column's gathers pair them
+(whatever W's shape); for the mean, pairs whose weight is not > 0 are dropped (TF prunes them: NaN
+too); the rest as above.
 """
 import numpy as np
 from numba import njit
 
 from .embedding_bag import rows_of_entries
+from .errors import set_error
 from .reduce import EIGEN_UNROLL, sum_preserving_as_tf
+from .string_bag import FIRST_ROW, check_buckets, hash_rows, start_bag
 
 SUM, MEAN = 0, 1
 
 
 @njit(cache=True, nogil=True)
-def weighted_bag(indices, values, weights, dense_shape, table, mode, err):
-    out, counts, positions = rows_of_entries(indices, values, weights.shape[0], dense_shape, table, err)
+def pool_weighted(table, ids, weights, starts, rows, mode, out):
+    """Row r of ``out`` (zeroed) from the entries starts[r] .. starts[r + 1] of ``ids`` and
+    ``weights``, as SegmentSum and DivNoNan give it (module doc); the ids are checked."""
     width = table.shape[1]
-    for r in range(out.shape[0]):
-        first, end = counts[r], counts[r + 1]
+    for r in range(rows):
+        first, end = starts[r], starts[r + 1]
         if end - first == 1:  # SegmentSum copies a row of one entry: a -0.0 product stays -0.0
-            i = positions[first]
             for j in range(width):
-                out[r, j] = table[values[i], j] * weights[i]
+                out[r, j] = table[ids[first], j] * weights[first]
         elif end - first >= EIGEN_UNROLL:
             products = np.empty((1, end - first, width), table.dtype)
             for k in range(first, end):
-                i = positions[k]
                 for j in range(width):
-                    products[0, k - first, j] = table[values[i], j] * weights[i]
+                    products[0, k - first, j] = table[ids[k], j] * weights[k]
             sums = sum_preserving_as_tf(products)
             for j in range(width):
                 out[r, j] = sums[0, j]
         else:
             for k in range(first, end):  # out is zeroed: 0 + the first product, as SegmentSum adds
-                i = positions[k]
                 for j in range(width):
-                    out[r, j] += table[values[i], j] * weights[i]
+                    out[r, j] += table[ids[k], j] * weights[k]
         if mode == MEAN and end > first:
-            total = weights[positions[first]]  # 0 + the first weight: a -0.0 is 0 either way below
+            total = weights[first]  # 0 + the first weight: a -0.0 is 0 either way below
             for k in range(first + 1, end):
-                total += weights[positions[k]]
+                total += weights[k]
             for j in range(width):
                 out[r, j] = out[r, j] / total if total != 0 else 0
+
+
+@njit(cache=True, nogil=True)
+def weighted_bag(indices, values, weights, dense_shape, table, mode, err):
+    out, counts, positions = rows_of_entries(indices, values, weights.shape[0], dense_shape, table, err)
+    ids = np.empty(positions.shape[0], np.int64)
+    given = np.empty(positions.shape[0], weights.dtype)
+    for k in range(positions.shape[0]):
+        ids[k], given[k] = values[positions[k]], weights[positions[k]]
+    pool_weighted(table, ids, given, counts, out.shape[0], mode, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def dense_weighted_string_bag(strings, offsets, data, new_shape, weights, table, num_buckets, mode, err):
+    """``strings``: S (C-contiguous, any rank); ``new_shape``: the reshape's target (S's shape when
+    the chain has no SparseReshape); ``weights``: W (C-contiguous, any shape)."""
+    flat = strings.reshape(strings.size)
+    rows, inner, starts, out = start_bag(np.array(strings.shape, np.int64), new_shape, table, err)
+    if err[0] != 0:
+        return out
+    ids = np.empty(flat.shape[0], np.int64)
+    hash_rows(flat, offsets, data, FIRST_ROW, rows, inner, np.uint64(num_buckets), ids, starts)
+    n_ids = starts[rows]
+    given = weights.reshape(weights.size)
+    kept = np.empty(given.shape[0], given.dtype)
+    n_weights = 0
+    for v in given:  # W's non-zero values, listed without a branch
+        kept[n_weights] = v
+        n_weights += v != 0
+    if n_ids != n_weights:  # the column's LogicalAnd of [ids] and [weights], then its gathers
+        if n_ids == 1 and n_weights == 0:  # broadcast to nothing: the one id is dropped
+            for r in range(rows + 1):
+                starts[r] = 0
+        elif (n_weights == 1 and n_ids > 1) or (n_ids == 1 and n_weights > 1):
+            set_error(err, "indices[1] = 1 is not in [0, 1)")  # broadcast: the gather of the one goes past it
+            return out[:0]
+        elif not (n_weights == 1 and n_ids == 0):
+            set_error(err, "Incompatible shapes: [", n_ids, "] vs. [", n_weights, "]")
+            return out[:0]
+    if rows == 0:
+        return out
+    if mode == MEAN:  # TF prunes the weights that are not > 0, and their ids, row by row
+        n, first = 0, 0
+        for r in range(rows):
+            end = starts[r + 1]
+            starts[r] = n
+            for j in range(first, end):
+                ids[n], kept[n] = ids[j], kept[j]
+                n += kept[j] > 0
+            first = end
+        starts[rows] = n
+    check_buckets(ids, starts[rows], rows, table.shape[0], err)
+    if err[0] != 0:
+        return out[:0]
+    pool_weighted(table, ids, kept, starts, rows, mode, out)
     return out

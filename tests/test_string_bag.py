@@ -13,7 +13,7 @@ from tf_blade.kernels.string_bag import string_bag
 POOL = [b"", b"", b"a", "\u00e9t\u00e9 \u4e2d".encode(), b"x" * 300, b"id_7", b"\x00\xff", b"8" * 23, b"9" * 24]
 
 
-def _pool(strings):
+def pool(strings):
     flat = list(strings.ravel())
     offsets = np.zeros(len(flat) + 1, np.int64)
     offsets[1:] = np.cumsum([len(s) for s in flat])
@@ -46,7 +46,7 @@ def same_as_tf(got, err, tf_result):
 
 
 def _run(strings, new_shape, table, buckets, mode):
-    handles, offsets, data = _pool(strings)
+    handles, offsets, data = pool(strings)
     shape = np.array(new_shape if new_shape is not None else strings.shape, np.int64)
     err = new_error_buffer()
     out = string_bag(handles, offsets, data, shape, table, buckets, mode, err)

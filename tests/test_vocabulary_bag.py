@@ -8,7 +8,7 @@ import tensorflow as tf
 import tf_blade
 from conftest import fused_specs
 from test_embedding_bag import COMBINERS, tf_chain
-from test_string_bag import POOL, _pool, same_as_tf
+from test_string_bag import POOL, pool, same_as_tf
 from tf_blade.feature_column import SPEC_REWRITES
 from tf_blade.kernels import table_lookup
 from tf_blade.kernels.errors import error_text, new_error_buffer
@@ -51,7 +51,7 @@ def _index():
 
 
 def _run(strings, new_shape, table, num_oov, default, filtered, mode):
-    handles, offsets, data = _pool(strings)
+    handles, offsets, data = pool(strings)
     shape = np.array(new_shape if new_shape is not None else strings.shape, np.int64)
     err = new_error_buffer()
     out = vocabulary_bag(handles, offsets, data, shape, table, np.array([default], np.int64), *_index(), num_oov,

@@ -6,9 +6,10 @@ import tensorflow as tf
 
 import tf_blade
 from conftest import error_core, fused_specs
+from test_string_bag import pool
 from tf_blade.feature_column import SPEC_REWRITES
 from tf_blade.kernels.errors import error_text, new_error_buffer
-from tf_blade.kernels.weighted_bag import MEAN, SUM, weighted_bag
+from tf_blade.kernels.weighted_bag import MEAN, SUM, dense_weighted_string_bag, weighted_bag
 
 FC = tf.feature_column
 COMBINERS = {SUM: "sum", MEAN: "mean"}
@@ -94,7 +95,66 @@ def test_an_empty_row_over_an_empty_table_is_the_gathers_error():
     assert err == "indices[0] = 0 is not in [0, 0)"
 
 
-def _weighted_model(combiners=("mean", "sum")):
+def _run_dense(strings, weights, table, num_buckets, mode):
+    err = new_error_buffer()
+    ids, offsets, data = pool(strings)
+    out = dense_weighted_string_bag(ids, offsets, data, np.array(strings.shape, np.int64), weights, table,
+                                    num_buckets, mode, err)
+    return out, (error_text(err) if err[0] else None)
+
+
+def tf_weighted_column(strings, weights, table, num_buckets, combiner):
+    """What a weighted hashed column embeds from dense strings and weights: TF's own lookup, traced
+    for unknown shapes (eager, it refuses ids and weights of different lengths before running)."""
+    def column(strings, weights):
+        where = tf.where(tf.not_equal(strings, b""))
+        ids = tf.strings.to_hash_bucket_fast(tf.gather_nd(strings, where), num_buckets)
+        kept = tf.where(tf.not_equal(weights, 0))
+        sp_ids = tf.SparseTensor(where, ids, tf.shape(strings, out_type=tf.int64))
+        sp_weights = tf.SparseTensor(kept, tf.gather_nd(weights, kept), tf.shape(weights, out_type=tf.int64))
+        return tf.nn.safe_embedding_lookup_sparse(tf.constant(table), sp_ids, sp_weights, combiner=combiner)
+    signature = [tf.TensorSpec([None, None], tf.string), tf.TensorSpec([None, None], tf.float32)]
+    return tf.function(column, input_signature=signature)(strings, weights)
+
+
+@pytest.mark.parametrize("mode", [SUM, MEAN])
+def test_dense_kernel_matches_tf(mode):
+    rng = np.random.default_rng()
+    words = np.array([b"a", b"b", b"", "\u00e9".encode(), b"x" * 40], dtype=object)
+    for rows, k in ((0, 3), (1, 1), (7, 4), (64, 3), (3, 20)):  # 20 ids a row: Eigen's 4 accumulators
+        strings = words[rng.integers(0, 5, (rows, k))].astype(bytes) if rows else np.zeros((0, k), bytes)
+        picks = np.array([0.5, 2.0, -1.0, 0.25, np.nan, np.inf, 3.0], np.float32)  # no zero: unpaired
+        weights = np.where(strings != b"", rng.choice(picks, (rows, k)), 0).astype(np.float32)
+        table = rng.standard_normal((13, 5)).astype(np.float32)
+        got, err = _run_dense(strings, weights, table, 13, mode)
+        assert err is None, err
+        assert_same_floats(got, tf_weighted_column(strings, weights, table, 13, COMBINERS[mode]).numpy())
+
+
+@pytest.mark.parametrize("strings, weights", [
+    ([[b"a", b"b"], [b"", b"c"]], [[1, 0], [0, 0]]),      # 3 ids, 1 weight: the weights' gather
+    ([[b"a", b""]], [[1, 2]]),                             # 1 id, 2 weights: the ids' gather
+    ([[b"a", b"b"], [b"c", b""]], [[1, 2], [0, 0]]),      # 3 ids, 2 weights: LogicalAnd's shapes
+])
+def test_dense_kernel_unpaired_weights_are_tfs_error(strings, weights):
+    strings, weights = np.array(strings, bytes), np.array(weights, np.float32)
+    _, err = _run_dense(strings, weights, np.ones((8, 2), np.float32), 8, MEAN)
+    with pytest.raises(tf.errors.InvalidArgumentError) as theirs:
+        tf_weighted_column(strings, weights, np.ones((8, 2), np.float32), 8, "mean")
+    assert err is not None and err == error_core(theirs.value.message)
+
+
+@pytest.mark.parametrize("strings, weights", [([[b"a", b""]], [[0, 0]]), ([[b"", b""]], [[0, 5]])])
+def test_dense_kernel_one_against_none_broadcasts_as_tf(strings, weights):
+    # LogicalAnd broadcasts a length of 1: one id and no weight drops the id, no id and one weight is nothing
+    strings, weights = np.array(strings, bytes), np.array(weights, np.float32)
+    table = -np.ones((8, 2), np.float32)  # a kept id would show, even weighed by a 0 (-0.0)
+    got, err = _run_dense(strings, weights, table, 8, SUM)
+    assert err is None
+    assert_same_floats(got, tf_weighted_column(strings, weights, table, 8, "sum").numpy())
+
+
+def _weighted_model(combiners=("mean", "sum", "sum")):
     import tf_keras
     columns, specs = [], {}
     for i, combiner in enumerate(combiners):
@@ -120,24 +180,52 @@ def _fused_ops(module):
     return ops
 
 
-def test_weighted_columns_become_one_bag_each_and_sqrtn_stays():
+def test_weighted_columns_become_one_op_each_and_sqrtn_stays():
     ops = _fused_ops(_weighted_model())
-    assert ops.count("_BladeWeightedBag") == 2, ops
+    # hashed strings whole (mean and sum), identity ids from their tail on
+    assert ops.count("_BladeWeightedStringBag") == 2 and ops.count("_BladeWeightedBag") == 1, ops
     assert not {"SparseFillEmptyRows", "Unique", "ResourceGather", "SegmentSum", "DivNoNan", "Select"} & set(ops), ops
     # sqrtn squares the weights with Pow (the math library's rounding): not fused
-    assert "_BladeWeightedBag" not in _fused_ops(_weighted_model(("sqrtn",)))
+    assert not {"_BladeWeightedBag", "_BladeWeightedStringBag"} & set(_fused_ops(_weighted_model(("sqrtn",))))
 
 
-@pytest.mark.parametrize("n", [0, 1, 64])
-def test_weighted_columns_match_tensorflow(n):
+@pytest.fixture(scope="module")
+def weighted_model():
     module = _weighted_model()
-    opt = tf_blade.optimize(module)
-    rng = np.random.default_rng()
+    return module, tf_blade.optimize(module).signatures["serve"]
+
+
+def _batch(rng, n, moved=False):
     words = np.array([b"a", b"b", b"", b"longer than twenty-two bytes"], dtype=object)
-    x = {"s0": tf.constant(words[rng.integers(0, 4, (n, 4))].astype(bytes) if n else np.zeros((0, 4), bytes)),
-         "s1": tf.constant(rng.integers(-1, 40, (n, 4)))}  # -1: no id
-    for name, s in (("w0", x["s0"].numpy() != b""), ("w1", x["s1"].numpy() >= 0)):
-        # a weight for every id (and none elsewhere), some of them <= 0 (dropped), NaN or inf
+    x = {name: words[rng.integers(0, 4, (n, 4))].astype(bytes) if n else np.zeros((0, 4), bytes)
+         for name in ("s0", "s2")}
+    x["s1"] = rng.integers(-1, 40, (n, 4))  # -1: no id
+    for i in range(3):
+        # a weight for every id (and none elsewhere), some of them <= 0 (dropped by the mean), NaN or inf
+        present = x[f"s{i}"] != (b"" if i != 1 else -1)
         weights = rng.choice(np.array([0.5, 2.0, -1.0, 0.25, np.nan, np.inf, 3.0], np.float32), (n, 4))
-        x[name] = tf.constant(np.where(s, weights, 0.0).astype(np.float32))
-    assert_same_floats(opt.signatures["serve"](**{"x_" + k: v for k, v in x.items()}).numpy(), module.serve(x).numpy())
+        x[f"w{i}"] = np.where(present, weights, 0.0).astype(np.float32)
+        if moved and present.any() and not present.all():  # the same count elsewhere: paired in order all the same
+            x[f"w{i}"][np.nonzero(present)[0][0], np.nonzero(present)[1][0]] = 0.0
+            x[f"w{i}"][np.nonzero(~present)[0][-1], np.nonzero(~present)[1][-1]] = 1.5
+    return {k: tf.constant(v) for k, v in x.items()}
+
+
+@pytest.mark.parametrize("n, moved", [(0, False), (1, False), (64, False), (64, True)])
+def test_weighted_columns_match_tensorflow(weighted_model, rng, n, moved):
+    module, fused = weighted_model
+    x = _batch(rng, n, moved)
+    assert_same_floats(fused(**{"x_" + k: v for k, v in x.items()}).numpy(), module.serve(x).numpy())
+
+
+def test_weights_that_do_not_pair_with_the_ids_are_tfs_error(weighted_model, rng):
+    module, fused = weighted_model
+    x = {k: v.numpy() for k, v in _batch(rng, 16).items()}
+    x["w0"][x["w0"] != 0] = np.concatenate([[0], x["w0"][x["w0"] != 0][1:]])  # one id unweighted
+    x = {k: tf.constant(v) for k, v in x.items()}
+    with pytest.raises(tf.errors.InvalidArgumentError) as theirs:
+        module.serve(x)
+    with pytest.raises(tf.errors.InvalidArgumentError) as ours:
+        fused(**{"x_" + k: v for k, v in x.items()})
+    assert "Incompatible shapes" in error_core(ours.value.message)
+    assert error_core(ours.value.message) == error_core(theirs.value.message)
