@@ -1,10 +1,12 @@
-"""Vocabulary, integer and bucketized embedding columns: stock TF vs tf_blade, interleaved in one
+"""Vocabulary, integer, weighted and bucketized embedding columns: stock TF vs tf_blade, interleaved in one
 process, results checked identical first. One DenseFeatures layer of 8 vocabulary-list columns (20
 to 5000 words, half with an OOV bucket, half dropping unknown words; [batch, 3] strings, ~10%
 unknown, ~20% padding ""), 6 integer columns over [batch, 3] int64 or int32 ids (~20% padding -1):
-2 identity (one with a default value), 2 integer vocabulary lists, 2 hashed, and 8 bucketized
-numeric columns (1 or 2 values, 4 to 32 boundaries), all embedded (dim 8, mean): a census-style
-model, fused into _BladeVocabularyBag, _BladeIntBag and _BladeBucketBag ops.
+2 identity (one with a default value), 2 integer vocabulary lists, 2 hashed, 2 weighted columns
+([batch, 5] hashed strings, mean; [batch, 5] identity ids, sum; ~30% absent) and 8 bucketized
+numeric columns (1 or 2 values, 4 to 32 boundaries), all embedded (dim 8, mean unless said): a
+census-style model, fused into _BladeVocabularyBag, _BladeIntBag, _BladeWeightedStringBag,
+_BladeWeightedBag and _BladeBucketBag ops.
 
     python -m benchmarks.vocabulary_columns [--batches 1,64,512,4096] [--rounds 100] [--out docs/benchmarks/vocabulary_columns]
 
@@ -23,6 +25,7 @@ from . import write_report
 VOCAB_SIZES = [20, 50, 100, 200, 500, 1000, 3000, 5000]
 INT_SIZES = [100, 10000, 50, 1000, 1000, 100000]  # identity, identity, int vocabularies, hashed
 INT32_COLUMNS = (0, 3)  # of those, over int32 ids (the others int64)
+WEIGHTED_SIZES = [10000, 1000]  # hashed strings, identity
 
 
 def _model():
@@ -48,6 +51,13 @@ def _model():
             column = fc.categorical_column_with_hash_bucket(name, size, dtype=dtype)
         columns.append(fc.embedding_column(column, 8))
         specs[name] = tf.TensorSpec([None, 3], dtype)
+    for i, size in enumerate(WEIGHTED_SIZES):  # weighted: hashed strings (mean), identity ids (sum)
+        ids = fc.categorical_column_with_hash_bucket(f"w{i}", size) if i == 0 else \
+            fc.categorical_column_with_identity(f"w{i}", size)
+        columns.append(fc.embedding_column(fc.weighted_categorical_column(ids, f"w{i}_weight"), 8,
+                                           combiner="mean" if i == 0 else "sum"))
+        specs[f"w{i}"] = tf.TensorSpec([None, 5], tf.string if i == 0 else tf.int64)
+        specs[f"w{i}_weight"] = tf.TensorSpec([None, 5], tf.float32)
     for i in range(8):
         width = 1 + i % 2
         boundaries = sorted(rng.standard_normal(4 * (1 + i % 8)).tolist())
@@ -73,6 +83,14 @@ def _batch(rng, batch, specs):
             words[rng.random((batch, 3)) < 0.1] = b"unknown"
             words[rng.random((batch, 3)) < 0.2] = b""
             out[name] = tf.constant(words.astype(bytes) if batch else np.zeros((0, 3), bytes))
+        elif name[0] == "w" and not name.endswith("_weight"):  # ids and their weights, ~30% absent
+            present = rng.random((batch, 5)) < 0.7
+            ids = rng.zipf(1.3, (batch, 5)) % WEIGHTED_SIZES[int(name[1:])]
+            out[name] = tf.constant(np.where(present, np.char.add("t", ids.astype(str)), "").astype(bytes)
+                                    if spec.dtype == tf.string else np.where(present, ids, -1))
+            out[name + "_weight"] = tf.constant(np.where(present, rng.random((batch, 5)) + 0.1, 0).astype(np.float32))
+        elif name.endswith("_weight"):
+            continue
         elif name[0] == "i":
             i = int(name[1:])
             ids = rng.zipf(1.3, (batch, 3)) % (INT_SIZES[i] * (11 if i == 1 else 10) // 10)  # i1: ~9% its default's
@@ -111,7 +129,7 @@ def main(argv=None):
     given = argv if argv is not None else sys.argv[1:]
     result = {"command": "python -m benchmarks.vocabulary_columns " + " ".join(given), "optimize_s": optimize_s,
               "rows": rows}
-    lines = ["# Vocabulary, integer and bucketized embedding columns", "",
+    lines = ["# Vocabulary, integer, weighted and bucketized embedding columns", "",
              f"Command: `{result['command']}` (medians of {args.rounds} interleaved rounds; optimize() "
              f"{optimize_s:.1f} s with the caches it found).", "",
              "One DenseFeatures layer: 8 vocabulary-list columns (" + ", ".join(map(str, VOCAB_SIZES))
@@ -121,8 +139,10 @@ def main(argv=None):
              "second with a default for ~9% of its ids), "
              "integer vocabulary lists (" + ", ".join(map(str, INT_SIZES[2:4])) + " values), hashed ("
              + ", ".join(map(str, INT_SIZES[4:])) + " buckets); the first identity and the second vocabulary over "
-             "int32, and 8 bucketized numeric columns of 1 or 2 "
-             "values (4 to 32 boundaries), each embedded (dim 8, mean).", "",
+             "int32, 2 weighted columns over [batch, 5] ids with weights (~30% absent): hashed strings ("
+             + str(WEIGHTED_SIZES[0]) + " buckets, mean) and identity (" + str(WEIGHTED_SIZES[1]) + " buckets, sum); "
+             "and 8 bucketized numeric columns of 1 or 2 "
+             "values (4 to 32 boundaries), each embedded (dim 8, mean unless said).", "",
              "| batch | stock TF ms | tf_blade ms | speedup | identical |", "|---|---|---|---|---|"]
     lines += [f"| {r['batch']} | {r['tf_ms']:.3f} | {r['tf_blade_ms']:.3f} | {r['speedup']:.2f}x | {r['identical']} |"
               for r in rows]
