@@ -35,10 +35,10 @@ from .string_bag import dense_bag
 
 FUSED_OP = "_BladeIntBag"
 _INT32, _INT64 = 3, 9
-_INTS = (_INT32, _INT64)
+INT_DTYPES = (_INT32, _INT64)
 
 
-def _widened(spec, ref):
+def widened(spec, ref):
     """The int32 value behind ``ref`` when it is Cast(int32 -> int64) of it (exact: the kernel
     widens each value itself), else ``ref``."""
     cast = producer_op(spec, ref, "Cast")
@@ -74,7 +74,7 @@ def _with_default(spec, ids):
     return values, fill["inputs"][1], int(upper[0])
 
 
-def _id_source(spec, ids):
+def id_source(spec, ids):
     """(kind, the ref it reads the values from, the vocabulary's inputs (None for those the kind
     does not read), num_buckets)."""
     node, _ = producer(spec, ids)
@@ -95,9 +95,9 @@ def _match(spec, bag):
         return None
     indices, ids, dense_shape, table = bag["inputs"]
     indices, ids, filtered = before_id_filter(spec, indices, ids)
-    kind, values, vocabulary, num_buckets = _id_source(spec, through_identity(spec, ids))
-    found = dense_bag(spec, indices, dense_shape, _widened(spec, values))
-    if found is None or ref_meta(spec, found[0])[0] not in _INTS:
+    kind, values, vocabulary, num_buckets = id_source(spec, through_identity(spec, ids))
+    found = dense_bag(spec, indices, dense_shape, widened(spec, values))
+    if found is None or ref_meta(spec, found[0])[0] not in INT_DTYPES:
         return None
     x, new_shape, ignore = found
     return [x, new_shape, table, ignore] + [ignore if ref is None else ref for ref in vocabulary], {

@@ -14,29 +14,33 @@ with rows = Cast(StridedSlice(f:0)[:, 0]). ``out`` becomes ``_BladeWeightedBag(i
 weights, dense_shape, table)`` (kernels/weighted_bag.py), the same bits. The weights' fill value
 only reaches rows the Select zeroes: any is taken.
 
-Over a hashed string column of dense strings S and dense weights W the bag's inputs are the
-column's head (``_dense_match``):
+Over a column of dense strings or integers S and dense weights W the bag's inputs are the
+column's head (``_head``):
 
     ids = StringToHashBucketFast(GatherNd(S, s)),  s = Where(NotEqual(S, ""))
+       or an integer column's ids of GatherNd(S, s), s = Where(NotEqual(S, ignore)) (int_bag.py)
     values = GatherNd(W, Where(NotEqual(W, 0.0)))
     keep = Reshape(Where(LogicalAnd(GreaterEqual(ids, 0), Fill(Shape(values), True))), [-1])
     x' = GatherV2(x, keep) for x in (SparseReshape(s, Shape(S), new_shape):0 or s, ids, values)
     x'' = GatherV2(x', Reshape(Where(Greater(values', 0)), [-1]))      (the mean only)
 
-and the whole column becomes ``_BladeWeightedStringBag(S, new_shape, W, table)``
-(``dense_weighted_string_bag``): one pass. Other id sources (identity, vocabulary) keep their head.
+and the whole column becomes ``_BladeWeightedStringBag(S, new_shape, W, table)`` or
+``_BladeWeightedIntBag(S, new_shape, W, table, ignore, vocabulary...)`` (kernels/weighted_bag.py):
+one pass.
 """
 from __future__ import annotations
 
 from typing import List, Tuple
 
+from ..codegen.parts import ref_meta
 from ..kernels.weighted_bag import MEAN, SUM
 from .embedding_bag import is_first_column, table_gather, zeroed_empty_rows
+from .int_bag import INT_DTYPES, id_source, widened
 from .spec import const_values, producer, producer_op, replace_matches, through_identity
-from .string_bag import kept_coordinates, strings_bag
+from .string_bag import dense_bag, kept_coordinates, strings_bag
 
 FUSED_OP = "_BladeWeightedBag"
-DENSE_OP = "_BladeWeightedStringBag"
+STRING_OP, INT_OP = "_BladeWeightedStringBag", "_BladeWeightedIntBag"
 
 
 def _weight_column(spec, ref, fill):
@@ -121,11 +125,12 @@ def _compares(spec, node, op, ref, value) -> bool:
         and const_values(spec, node["inputs"][1]) == [value]
 
 
-def _dense_match(spec, bag):
+def _head(spec, bag):
+    """(indices, ids, W) before the column's id and weight filters, when ``bag`` (a
+    _BladeWeightedBag) reads them through those and the weights are W's non-zero values; else None."""
     if bag["op"] != FUSED_OP:
         return None
-    indices, ids, weights, dense_shape, table = bag["inputs"]
-    refs = [indices, ids, weights]
+    refs = bag["inputs"][:3]
     if bag["attrs"]["mode"] == MEAN:  # the weights > 0 filter first
         found = _kept_by(spec, refs)
         if found is None or not _compares(spec, found[1], "Greater", found[0][2], 0):
@@ -141,21 +146,40 @@ def _dense_match(spec, bag):
     if not _compares(spec, valid, "GreaterEqual", ids, 0) or shape is None \
             or through_identity(spec, shape["inputs"][0]) != values or const_values(spec, ones["inputs"][1]) != [True]:
         return None
-    hashed = producer_op(spec, ids, "StringToHashBucketFast")
-    found = strings_bag(spec, indices, dense_shape, hashed["inputs"][0]) if hashed is not None else None
     gathered = producer_op(spec, values, "GatherNd")
-    if found is None or gathered is None:
-        return None
-    w, zero = kept_coordinates(spec, gathered["inputs"][1])
+    w, zero = kept_coordinates(spec, gathered["inputs"][1]) if gathered is not None else (None, None)
     if w is None or w != through_identity(spec, gathered["inputs"][0]) or const_values(spec, zero) != [0]:
         return None
-    strings, new_shape = found
-    return [strings, new_shape, w, table], {"num_buckets": hashed["attrs"]["num_buckets"],
-                                            "mode": bag["attrs"]["mode"]}
+    return indices, ids, w
+
+
+def _string_match(spec, bag):
+    head = _head(spec, bag)
+    hashed = producer_op(spec, head[1], "StringToHashBucketFast") if head is not None else None
+    found = strings_bag(spec, head[0], bag["inputs"][3], hashed["inputs"][0]) if hashed is not None else None
+    if found is None:
+        return None
+    return list(found) + [head[2], bag["inputs"][4]], {"num_buckets": hashed["attrs"]["num_buckets"],
+                                                      "mode": bag["attrs"]["mode"]}
+
+
+def _int_match(spec, bag):
+    head = _head(spec, bag)
+    if head is None:
+        return None
+    indices, ids, w = head
+    kind, values, vocabulary, num_buckets = id_source(spec, ids)
+    found = dense_bag(spec, indices, bag["inputs"][3], widened(spec, values))
+    if found is None or ref_meta(spec, found[0])[0] not in INT_DTYPES:
+        return None
+    x, new_shape, ignore = found
+    return [x, new_shape, w, bag["inputs"][4], ignore] + [ignore if ref is None else ref for ref in vocabulary], {
+        "kind": kind, "num_buckets": num_buckets, "mode": bag["attrs"]["mode"]}
 
 
 def fuse_weighted_bags(spec) -> Tuple[dict, int]:
-    """The weighted tails, then those over a dense hashed string column whole."""
+    """The weighted tails, then those over a dense string or integer column whole."""
     spec, tails = replace_matches(spec, _match, FUSED_OP)
-    spec, columns = replace_matches(spec, _dense_match, DENSE_OP)
-    return spec, tails + columns
+    spec, strings = replace_matches(spec, _string_match, STRING_OP)
+    spec, ints = replace_matches(spec, _int_match, INT_OP)
+    return spec, tails + strings + ints

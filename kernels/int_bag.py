@@ -27,17 +27,10 @@ IDENTITY, VOCABULARY, HASH, IDENTITY_DEFAULT = 0, 1, 2, 3  # where a value's id 
 
 
 @njit(cache=True, nogil=True)
-def int_bag(x, new_shape, table, ignore, kind, default, slots, keys, values, num_buckets, drop_negative, mode, err):
-    """``x``: the column's X (C-contiguous, any rank); ``new_shape``: the reshape's target (X's
-    shape when the chain has no SparseReshape); ``ignore``: the value dropped (one element). The
-    ids are, by ``kind``: X's values (IDENTITY), their values in the frozen vocabulary ``default``,
-    ``slots``, ``keys``, ``values`` (VOCABULARY, table_lookup.py), or the buckets of their decimal
-    text among ``num_buckets`` (HASH, farmhash.py), or X's values in [0, ``num_buckets``) and
-``default`` in place of the others (IDENTITY_DEFAULT). ``mode``: 0 sum, 1 mean, 2 sqrtn."""
+def int_ids(x, ignore, kind, default, slots, keys, values, num_buckets, rows, inner, starts):
+    """The ids of X's values other than ``ignore`` (one element), row by row (row r of ``inner``
+    values; its ids from starts[r] to starts[r + 1]), by ``kind`` (``int_bag``)."""
     flat = x.reshape(x.size)
-    rows, inner, starts, out = start_bag(np.array(x.shape, np.int64), new_shape, table, err)
-    if rows == 0:
-        return out
     ids = np.empty(flat.shape[0], np.int64)
     skip = ignore[0]
     listed = 0
@@ -57,6 +50,21 @@ def int_bag(x, new_shape, table, ignore, kind, default, slots, keys, values, num
         for j in range(listed):
             if ids[j] < 0 or ids[j] >= num_buckets:
                 ids[j] = default[0]
+    return ids
+
+
+@njit(cache=True, nogil=True)
+def int_bag(x, new_shape, table, ignore, kind, default, slots, keys, values, num_buckets, drop_negative, mode, err):
+    """``x``: the column's X (C-contiguous, any rank); ``new_shape``: the reshape's target (X's
+    shape when the chain has no SparseReshape); ``ignore``: the value dropped (one element). The
+    ids are, by ``kind``: X's values (IDENTITY), their values in the frozen vocabulary ``default``,
+    ``slots``, ``keys``, ``values`` (VOCABULARY, table_lookup.py), or the buckets of their decimal
+    text among ``num_buckets`` (HASH, farmhash.py), or X's values in [0, ``num_buckets``) and
+    ``default`` in place of the others (IDENTITY_DEFAULT). ``mode``: 0 sum, 1 mean, 2 sqrtn."""
+    rows, inner, starts, out = start_bag(np.array(x.shape, np.int64), new_shape, table, err)
+    if rows == 0:
+        return out
+    ids = int_ids(x, ignore, kind, default, slots, keys, values, num_buckets, rows, inner, starts)
     if drop_negative:
         drop_negative_ids(ids, starts, rows)
     return pool_bag(table, ids, starts, rows, mode, out, err)

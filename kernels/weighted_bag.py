@@ -23,6 +23,7 @@ from numba import njit
 from .embedding_bag import rows_of_entries
 from .errors import set_error
 from .reduce import EIGEN_UNROLL, sum_preserving_as_tf
+from .int_bag import int_ids
 from .string_bag import FIRST_ROW, check_buckets, hash_rows, start_bag
 
 SUM, MEAN = 0, 1
@@ -70,6 +71,60 @@ def weighted_bag(indices, values, weights, dense_shape, table, mode, err):
 
 
 @njit(cache=True, nogil=True)
+def pair_weights(ids, starts, rows, weights, mode, err):
+    """The column's pairing of its listed ``ids`` (row r's from starts[r] to starts[r + 1]) with
+    the non-zero values of ``weights`` in order, as its gathers do it: ids < 0 dropped with their
+    weights (the id filter's LogicalAnd with the weights' shape, which broadcasts a length of 1),
+    for the mean the pairs whose weight is not > 0 too. Closes ``ids`` and ``starts`` up over what
+    it drops and returns the kept weights beside them; on unpaired counts ``err`` is TF's error."""
+    given = weights.reshape(weights.size)
+    n_ids = starts[rows]
+    kept = np.empty(max(given.shape[0], n_ids) + 1, given.dtype)  # room for either side's count
+    n_weights = 0
+    for v in given:  # the non-zero values, listed without a branch
+        kept[n_weights] = v
+        n_weights += v != 0
+    if n_ids != n_weights and n_weights == 1:  # [ids] AND [1]: the weights' gather at the kept ids
+        first = -1
+        for j in range(n_ids):
+            if ids[j] >= 0:
+                if first >= 0 or j > 0:
+                    set_error(err, "indices[", 1 if first >= 0 else 0, "] = ", j, " is not in [0, 1)")
+                    return kept
+                first = j  # (then 0: ids[0], weighed by the one weight)
+    elif n_ids != n_weights and n_ids == 1:  # [1] AND [weights]: the ids' gather, if the id is kept
+        if ids[0] >= 0 and n_weights > 1:
+            set_error(err, "indices[1] = 1 is not in [0, 1)")
+            return kept
+        if n_weights == 0:
+            ids[0] = -1  # broadcast to nothing: the id is dropped
+    elif n_ids != n_weights:
+        set_error(err, "Incompatible shapes: [", n_ids, "] vs. [", n_weights, "]")
+        return kept
+    n, first = 0, 0
+    for r in range(rows):  # close up over dropped ids and (for the mean) weights not > 0
+        end = starts[r + 1]
+        starts[r] = n
+        for j in range(first, end):
+            ids[n], kept[n] = ids[j], kept[j]
+            n += ids[j] >= 0 and (mode != MEAN or kept[j] > 0)
+        first = end
+    starts[rows] = n
+    return kept
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _weighted_pool(ids, starts, rows, weights, table, mode, out, err):
+    kept = pair_weights(ids, starts, rows, weights, mode, err)
+    if err[0] == 0:
+        check_buckets(ids, starts[rows], rows, table.shape[0], err)
+    if err[0] != 0:
+        return out[:0]
+    pool_weighted(table, ids, kept, starts, rows, mode, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
 def dense_weighted_string_bag(strings, offsets, data, new_shape, weights, table, num_buckets, mode, err):
     """``strings``: S (C-contiguous, any rank); ``new_shape``: the reshape's target (S's shape when
     the chain has no SparseReshape); ``weights``: W (C-contiguous, any shape)."""
@@ -79,37 +134,15 @@ def dense_weighted_string_bag(strings, offsets, data, new_shape, weights, table,
         return out
     ids = np.empty(flat.shape[0], np.int64)
     hash_rows(flat, offsets, data, FIRST_ROW, rows, inner, np.uint64(num_buckets), ids, starts)
-    n_ids = starts[rows]
-    given = weights.reshape(weights.size)
-    kept = np.empty(given.shape[0], given.dtype)
-    n_weights = 0
-    for v in given:  # W's non-zero values, listed without a branch
-        kept[n_weights] = v
-        n_weights += v != 0
-    if n_ids != n_weights:  # the column's LogicalAnd of [ids] and [weights], then its gathers
-        if n_ids == 1 and n_weights == 0:  # broadcast to nothing: the one id is dropped
-            for r in range(rows + 1):
-                starts[r] = 0
-        elif (n_weights == 1 and n_ids > 1) or (n_ids == 1 and n_weights > 1):
-            set_error(err, "indices[1] = 1 is not in [0, 1)")  # broadcast: the gather of the one goes past it
-            return out[:0]
-        elif not (n_weights == 1 and n_ids == 0):
-            set_error(err, "Incompatible shapes: [", n_ids, "] vs. [", n_weights, "]")
-            return out[:0]
-    if rows == 0:
-        return out
-    if mode == MEAN:  # TF prunes the weights that are not > 0, and their ids, row by row
-        n, first = 0, 0
-        for r in range(rows):
-            end = starts[r + 1]
-            starts[r] = n
-            for j in range(first, end):
-                ids[n], kept[n] = ids[j], kept[j]
-                n += kept[j] > 0
-            first = end
-        starts[rows] = n
-    check_buckets(ids, starts[rows], rows, table.shape[0], err)
+    return _weighted_pool(ids, starts, rows, weights, table, mode, out, err)
+
+
+@njit(cache=True, nogil=True)
+def dense_weighted_int_bag(x, new_shape, weights, table, ignore, kind, default, slots, keys, values, num_buckets,
+                           mode, err):
+    """The same over an integer X: its ids as ``int_bag`` makes them (int_bag.py ``int_ids``)."""
+    rows, inner, starts, out = start_bag(np.array(x.shape, np.int64), new_shape, table, err)
     if err[0] != 0:
-        return out[:0]
-    pool_weighted(table, ids, kept, starts, rows, mode, out)
-    return out
+        return out
+    ids = int_ids(x, ignore, kind, default, slots, keys, values, num_buckets, rows, inner, starts)
+    return _weighted_pool(ids, starts, rows, weights, table, mode, out, err)

@@ -6,10 +6,11 @@ import tensorflow as tf
 
 import tf_blade
 from conftest import error_core, fused_specs
-from test_string_bag import pool
+from test_string_bag import pool, same_as_tf
 from tf_blade.feature_column import SPEC_REWRITES
 from tf_blade.kernels.errors import error_text, new_error_buffer
-from tf_blade.kernels.weighted_bag import MEAN, SUM, dense_weighted_string_bag, weighted_bag
+from tf_blade.kernels.int_bag import IDENTITY
+from tf_blade.kernels.weighted_bag import MEAN, SUM, dense_weighted_int_bag, dense_weighted_string_bag, weighted_bag
 
 FC = tf.feature_column
 COMBINERS = {SUM: "sum", MEAN: "mean"}
@@ -154,14 +155,49 @@ def test_dense_kernel_one_against_none_broadcasts_as_tf(strings, weights):
     assert_same_floats(got, tf_weighted_column(strings, weights, table, 8, "sum").numpy())
 
 
-def _weighted_model(combiners=("mean", "sum", "sum")):
+def tf_weighted_identity(x, weights, table, combiner):
+    """The same for an identity column's ids (-1 absent; other negative ids pruned by TF)."""
+    def column(x, weights):
+        where = tf.where(tf.not_equal(x, -1))
+        kept = tf.where(tf.not_equal(weights, 0))
+        sp_ids = tf.SparseTensor(where, tf.gather_nd(x, where), tf.shape(x, out_type=tf.int64))
+        sp_weights = tf.SparseTensor(kept, tf.gather_nd(weights, kept), tf.shape(weights, out_type=tf.int64))
+        return tf.nn.safe_embedding_lookup_sparse(tf.constant(table), sp_ids, sp_weights, combiner=combiner)
+    signature = [tf.TensorSpec([None, None], tf.int64), tf.TensorSpec([None, None], tf.float32)]
+    return tf.function(column, input_signature=signature)(x, weights)
+
+
+@pytest.mark.parametrize("x, weights", [
+    ([[3, -3], [5, -1]], [[1, 2], [3, 0]]),     # a negative id is dropped with its weight
+    ([[3, -3], [-1, -1]], [[1, 0], [0, 0]]),    # one weight, the only kept id first: paired
+    ([[3, -3], [-1, 2]], [[1, 0], [0, 0]]),     # one weight, a second kept id: the weights' gather at [1]
+    ([[-3, 3], [-1, 2]], [[1, 0], [0, 0]]),     # one weight, a kept id past it: the weights' gather at [0]
+    ([[-3, -1]], [[1, 2]]),                      # one dropped id, two weights: nothing
+    ([[3, -1]], [[1, 2]]),                       # one kept id, two weights: the ids' gather
+    ([[3, 4], [5, -1]], [[1, 2], [0, 0]]),     # 3 ids, 2 weights: LogicalAnd's shapes
+    ([[3, 4], [5, 6]], [[1, -2], [0.5, 3]]),  # paired; for the mean, a weight < 0 dropped with its id
+])
+@pytest.mark.parametrize("mode", [SUM, MEAN])
+def test_dense_int_kernel_pairs_weights_as_tf(x, weights, mode):
+    x, weights = np.array(x, np.int64), np.array(weights, np.float32)
+    table = np.arange(16, dtype=np.float32).reshape(8, 2) - 5
+    err = new_error_buffer()
+    one = np.array([-1], np.int64)
+    got = dense_weighted_int_bag(x, np.array(x.shape, np.int64), weights, table, one, IDENTITY, one, one, one, one,
+                                 0, mode, err)
+    same_as_tf(got, error_text(err) if err[0] else None,
+               lambda: tf_weighted_identity(x, weights, table, COMBINERS[mode]))
+
+
+def _weighted_model(combiners=("mean", "sum", "sum", "mean")):
     import tf_keras
     columns, specs = [], {}
     for i, combiner in enumerate(combiners):
         ids = (FC.categorical_column_with_hash_bucket(f"s{i}", 40) if i % 2 == 0
-               else FC.categorical_column_with_identity(f"s{i}", 40))
+               else FC.categorical_column_with_identity(f"s{i}", 40) if i == 1
+               else FC.categorical_column_with_vocabulary_list(f"s{i}", [3, 5, 7, -5], dtype=tf.int32))
         columns.append(FC.embedding_column(FC.weighted_categorical_column(ids, f"w{i}"), 3, combiner=combiner))
-        specs[f"s{i}"] = tf.TensorSpec([None, 4], tf.string if i % 2 == 0 else tf.int64)
+        specs[f"s{i}"] = tf.TensorSpec([None, 4], (tf.string, tf.int64, tf.int32)[min(i % 2 + (i == 3), 2)])
         specs[f"w{i}"] = tf.TensorSpec([None, 4], tf.float32)
     module = tf.Module()
     module.layer = tf_keras.layers.DenseFeatures(columns)
@@ -182,9 +218,10 @@ def _fused_ops(module):
 
 def test_weighted_columns_become_one_op_each_and_sqrtn_stays():
     ops = _fused_ops(_weighted_model())
-    # hashed strings whole (mean and sum), identity ids from their tail on
-    assert ops.count("_BladeWeightedStringBag") == 2 and ops.count("_BladeWeightedBag") == 1, ops
-    assert not {"SparseFillEmptyRows", "Unique", "ResourceGather", "SegmentSum", "DivNoNan", "Select"} & set(ops), ops
+    # hashed strings (mean and sum), identity ids and an int32 vocabulary whole
+    assert ops.count("_BladeWeightedStringBag") == 2 and ops.count("_BladeWeightedIntBag") == 2, ops
+    assert not {"SparseFillEmptyRows", "Unique", "ResourceGather", "SegmentSum", "DivNoNan", "Select", "LogicalAnd",
+                "_BladeWeightedBag", "_BladeTableFind"} & set(ops), ops
     # sqrtn squares the weights with Pow (the math library's rounding): not fused
     assert not {"_BladeWeightedBag", "_BladeWeightedStringBag"} & set(_fused_ops(_weighted_model(("sqrtn",))))
 
@@ -200,9 +237,10 @@ def _batch(rng, n, moved=False):
     x = {name: words[rng.integers(0, 4, (n, 4))].astype(bytes) if n else np.zeros((0, 4), bytes)
          for name in ("s0", "s2")}
     x["s1"] = rng.integers(-1, 40, (n, 4))  # -1: no id
-    for i in range(3):
+    x["s3"] = rng.choice(np.array([-1, 3, 5, 7, -5, 9, -2], np.int32), (n, 4))  # 9, -2: not in the vocabulary
+    for i in range(4):
         # a weight for every id (and none elsewhere), some of them <= 0 (dropped by the mean), NaN or inf
-        present = x[f"s{i}"] != (b"" if i != 1 else -1)
+        present = x[f"s{i}"] != (b"" if i in (0, 2) else -1)
         weights = rng.choice(np.array([0.5, 2.0, -1.0, 0.25, np.nan, np.inf, 3.0], np.float32), (n, 4))
         x[f"w{i}"] = np.where(present, weights, 0.0).astype(np.float32)
         if moved and present.any() and not present.all():  # the same count elsewhere: paired in order all the same

@@ -1,5 +1,6 @@
-"""_BladeWeightedBag: the fused tail of a weighted embedding column, and _BladeWeightedStringBag:
-the whole column over dense hashed strings and weights (see feature_column/weighted_bag.py)."""
+"""_BladeWeightedBag: the fused tail of a weighted embedding column; _BladeWeightedStringBag and
+_BladeWeightedIntBag: the whole column over dense hashed strings or integer ids and dense weights
+(see feature_column/weighted_bag.py)."""
 from ..registry import SpecOnlyLowering, lowering
 
 
@@ -21,3 +22,18 @@ class WeightedStringBagLowering(SpecOnlyLowering):
                           f"np.ascontiguousarray({strings.var}), {strings.off}, {strings.dat}, {new_shape.var}, "
                           f"np.ascontiguousarray({weights.var}), {table.var}, {node.attrs['num_buckets']}, "
                           f"{em.int64(node.attrs['mode'])}, err)", True)
+
+
+@lowering("_BladeWeightedIntBag")
+class WeightedIntBagLowering(SpecOnlyLowering):
+    runtime_attrs = ("num_buckets",)  # as _BladeIntBag
+
+    def const_is_value(self, raw, index, value):
+        return index >= 4  # the ignore value and vocabulary, only read: as _BladeIntBag's
+
+    def emit(self, node, ins, em):
+        x, new_shape, weights, table, ignore, default, slots, keys, values = ins
+        return em.call(1, f"{em.kernel('weighted_bag', 'dense_weighted_int_bag')}(np.ascontiguousarray({x.var}), "
+                          f"{new_shape.var}, np.ascontiguousarray({weights.var}), {table.var}, {ignore.var}, "
+                          f"{em.int64(node.attrs['kind'])}, {default.var}, {slots.var}, {keys.var}, {values.var}, "
+                          f"{node.attrs['num_buckets']}, {em.int64(node.attrs['mode'])}, err)", True)
