@@ -18,13 +18,15 @@ Over a column of dense strings or integers S and dense weights W the bag's input
 column's head (``_head``):
 
     ids = StringToHashBucketFast(GatherNd(S, s)),  s = Where(NotEqual(S, ""))
+       or its lookup in a frozen vocabulary (vocabulary_bag.py)
        or an integer column's ids of GatherNd(S, s), s = Where(NotEqual(S, ignore)) (int_bag.py)
     values = GatherNd(W, Where(NotEqual(W, 0.0)))
     keep = Reshape(Where(LogicalAnd(GreaterEqual(ids, 0), Fill(Shape(values), True))), [-1])
     x' = GatherV2(x, keep) for x in (SparseReshape(s, Shape(S), new_shape):0 or s, ids, values)
     x'' = GatherV2(x', Reshape(Where(Greater(values', 0)), [-1]))      (the mean only)
 
-and the whole column becomes ``_BladeWeightedStringBag(S, new_shape, W, table)`` or
+and the whole column becomes ``_BladeWeightedStringBag(S, new_shape, W, table)``,
+``_BladeWeightedVocabularyBag(S, new_shape, W, table, vocabulary...)`` or
 ``_BladeWeightedIntBag(S, new_shape, W, table, ignore, vocabulary...)`` (kernels/weighted_bag.py):
 one pass.
 """
@@ -34,13 +36,15 @@ from typing import List, Tuple
 
 from ..codegen.parts import ref_meta
 from ..kernels.weighted_bag import MEAN, SUM
+from ..passes.freeze_tables import TABLE_FIND
 from .embedding_bag import is_first_column, table_gather, zeroed_empty_rows
 from .int_bag import INT_DTYPES, id_source, widened
 from .spec import const_values, producer, producer_op, replace_matches, through_identity
 from .string_bag import dense_bag, kept_coordinates, strings_bag
+from .vocabulary_oov import FUSED_OP as FIND_OR_BUCKET, INT64
 
 FUSED_OP = "_BladeWeightedBag"
-STRING_OP, INT_OP = "_BladeWeightedStringBag", "_BladeWeightedIntBag"
+STRING_OP, VOCABULARY_OP, INT_OP = "_BladeWeightedStringBag", "_BladeWeightedVocabularyBag", "_BladeWeightedIntBag"
 
 
 def _weight_column(spec, ref, fill):
@@ -163,6 +167,19 @@ def _string_match(spec, bag):
                                                       "mode": bag["attrs"]["mode"]}
 
 
+def _vocabulary_match(spec, bag):
+    head = _head(spec, bag)
+    find = producer(spec, head[1])[0] if head is not None else None
+    if find is None or find["outputs"][0][0] != INT64 or not (
+            find["op"] == FIND_OR_BUCKET or (find["op"] == TABLE_FIND and find["attrs"]["string_keys"])):
+        return None
+    found = strings_bag(spec, head[0], bag["inputs"][3], through_identity(spec, find["inputs"][0]))
+    if found is None:
+        return None
+    return list(found) + [head[2], bag["inputs"][4]] + find["inputs"][1:], {
+        "num_buckets": find["attrs"].get("num_buckets", 0), "mode": bag["attrs"]["mode"]}
+
+
 def _int_match(spec, bag):
     head = _head(spec, bag)
     if head is None:
@@ -178,8 +195,13 @@ def _int_match(spec, bag):
 
 
 def fuse_weighted_bags(spec) -> Tuple[dict, int]:
-    """The weighted tails, then those over a dense string or integer column whole."""
-    spec, tails = replace_matches(spec, _match, FUSED_OP)
+    """The weighted tails."""
+    return replace_matches(spec, _match, FUSED_OP)
+
+
+def fuse_weighted_columns(spec) -> Tuple[dict, int]:
+    """The weighted tails over a dense string or integer column, with the column's head."""
     spec, strings = replace_matches(spec, _string_match, STRING_OP)
+    spec, words = replace_matches(spec, _vocabulary_match, VOCABULARY_OP)
     spec, ints = replace_matches(spec, _int_match, INT_OP)
-    return spec, tails + strings + ints
+    return spec, strings + words + ints

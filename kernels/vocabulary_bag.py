@@ -26,6 +26,22 @@ from .table_lookup import find_key, shift_of, vocabulary_value
 
 
 @njit(cache=True, nogil=True)
+def vocabulary_ids(flat, offsets, data, rows, inner, default, slots, key_offsets, key_data, values, num_buckets,
+                   offset, starts):
+    """The ids of the non-empty strings of S (``flat``), row by row (row r of ``inner`` strings; its
+    ids from starts[r] to starts[r + 1]), looked up in the frozen vocabulary (``vocabulary_bag``)."""
+    ids = np.empty(flat.shape[0], np.int64)
+    listed = list_non_empty(flat, offsets, data, FIRST_ROW, rows, inner, ids, starts)
+    shift, buckets = shift_of(slots.shape[0]), np.uint64(num_buckets)
+    for j in range(listed):  # each listed string's id, in place
+        buf, start, length = string_at(offsets, data, ids[j])
+        fingerprint = fingerprint64_at(address(buf) + start, length)
+        k = find_key(buf, start, length, fingerprint, slots, shift, key_offsets, key_data)
+        ids[j] = vocabulary_value(k, fingerprint, values, default[0], buckets, offset[0])
+    return ids
+
+
+@njit(cache=True, nogil=True)
 def vocabulary_bag(strings, offsets, data, new_shape, table, default, slots, key_offsets, key_data, values,
                    num_buckets, offset, drop_negative, mode, err):
     """``strings``: the column's S (C-contiguous, any rank); ``new_shape``: the reshape's target
@@ -36,14 +52,8 @@ def vocabulary_bag(strings, offsets, data, new_shape, table, default, slots, key
     rows, inner, starts, out = start_bag(np.array(strings.shape, np.int64), new_shape, table, err)
     if rows == 0:
         return out
-    ids = np.empty(flat.shape[0], np.int64)
-    listed = list_non_empty(flat, offsets, data, FIRST_ROW, rows, inner, ids, starts)
-    shift, buckets = shift_of(slots.shape[0]), np.uint64(num_buckets)
-    for j in range(listed):  # each listed string's id, in place
-        buf, start, length = string_at(offsets, data, ids[j])
-        fingerprint = fingerprint64_at(address(buf) + start, length)
-        k = find_key(buf, start, length, fingerprint, slots, shift, key_offsets, key_data)
-        ids[j] = vocabulary_value(k, fingerprint, values, default[0], buckets, offset[0])
+    ids = vocabulary_ids(flat, offsets, data, rows, inner, default, slots, key_offsets, key_data, values, num_buckets,
+                         offset, starts)
     if drop_negative:
         drop_negative_ids(ids, starts, rows)
     return pool_bag(table, ids, starts, rows, mode, out, err)

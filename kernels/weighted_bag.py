@@ -1,5 +1,5 @@
 """Weighted embedding bag: embedding_lookup_sparse's tail with weights (a weighted categorical
-column's embedding, combiner sum or mean) in one pass, and, for hashed strings, the whole column.
+column's embedding, combiner sum or mean) in one pass, and over dense ids the whole column.
 
 ``weighted_bag`` replaces SparseFillEmptyRows of the ids and of the weights -> Unique ->
 ResourceGather -> GatherV2 -> Mul by the weights -> SegmentSum (-> DivNoNan by the SegmentSum of
@@ -11,20 +11,23 @@ entries, the weights always: a column of one is no packet); DivNoNan gives 0 for
 ``mode``: 0 sum, 1 mean. (Sqrtn squares the weights with Pow, whose rounding is the math library's:
 not fused.)
 
-``dense_weighted_string_bag`` is the whole column over dense strings S and dense weights W
-(feature_column/weighted_bag.py has the graph): the non-empty strings of S, hashed, in order, and
-the non-zero values of W, in order, are paired one to one, as the column's gathers pair them
-(whatever W's shape); for the mean, pairs whose weight is not > 0 are dropped (TF prunes them: NaN
-too); the rest as above.
+``dense_weighted_string_bag``, ``dense_weighted_vocabulary_bag`` and ``dense_weighted_int_bag``
+are the whole column over dense ids S (strings hashed or looked up in a vocabulary, or integers as
+int_bag.py makes their ids) and dense weights W
+(feature_column/weighted_bag.py has the graph): S's ids in order and W's non-zero values in order
+are paired one to one, as the column's gathers pair them (whatever W's shape); ids < 0 are
+dropped with their weights, and for the mean the pairs whose weight is not > 0 (TF prunes them:
+NaN too) (``pair_weights``); the rest as above.
 """
 import numpy as np
 from numba import njit
 
 from .embedding_bag import rows_of_entries
 from .errors import set_error
-from .reduce import EIGEN_UNROLL, sum_preserving_as_tf
 from .int_bag import int_ids
+from .reduce import EIGEN_UNROLL, sum_preserving_as_tf
 from .string_bag import FIRST_ROW, check_buckets, hash_rows, start_bag
+from .vocabulary_bag import vocabulary_ids
 
 SUM, MEAN = 0, 1
 
@@ -32,7 +35,8 @@ SUM, MEAN = 0, 1
 @njit(cache=True, nogil=True)
 def pool_weighted(table, ids, weights, starts, rows, mode, out):
     """Row r of ``out`` (zeroed) from the entries starts[r] .. starts[r + 1] of ``ids`` and
-    ``weights``, as SegmentSum and DivNoNan give it (module doc); the ids are checked."""
+    ``weights``, as SegmentSum and DivNoNan give it (module doc); the ids were checked against the
+    table."""
     width = table.shape[1]
     for r in range(rows):
         first, end = starts[r], starts[r + 1]
@@ -145,4 +149,17 @@ def dense_weighted_int_bag(x, new_shape, weights, table, ignore, kind, default, 
     if err[0] != 0:
         return out
     ids = int_ids(x, ignore, kind, default, slots, keys, values, num_buckets, rows, inner, starts)
+    return _weighted_pool(ids, starts, rows, weights, table, mode, out, err)
+
+
+@njit(cache=True, nogil=True)
+def dense_weighted_vocabulary_bag(strings, offsets, data, new_shape, weights, table, default, slots, key_offsets,
+                                  key_data, values, num_buckets, offset, mode, err):
+    """The same over strings looked up in a frozen vocabulary (vocabulary_bag.py ``vocabulary_ids``)."""
+    flat = strings.reshape(strings.size)
+    rows, inner, starts, out = start_bag(np.array(strings.shape, np.int64), new_shape, table, err)
+    if err[0] != 0:
+        return out
+    ids = vocabulary_ids(flat, offsets, data, rows, inner, default, slots, key_offsets, key_data, values, num_buckets,
+                         offset, starts)
     return _weighted_pool(ids, starts, rows, weights, table, mode, out, err)

@@ -1,5 +1,6 @@
-"""The fused weighted embedding bag (feature_column/weighted_bag.py): the kernel against TF's own
-chain, bad input against TF's errors, and weighted columns of a model, bit-exact."""
+"""The fused weighted embedding bags (feature_column/weighted_bag.py): the tail kernel against TF's
+own chain, the whole-column kernels against TF's lookup (their pairing of ids and weights too), bad
+input against TF's errors, and weighted columns of a model: bit-exact but for NaN payloads."""
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -189,16 +190,28 @@ def test_dense_int_kernel_pairs_weights_as_tf(x, weights, mode):
                lambda: tf_weighted_identity(x, weights, table, COMBINERS[mode]))
 
 
-def _weighted_model(combiners=("mean", "sum", "sum", "mean")):
+# The model's weighted columns: (ids column, their dtype, combiner), ids s<i> weighted by w<i>
+COLUMNS = [
+    (lambda name: FC.categorical_column_with_hash_bucket(name, 40), tf.string, "mean"),
+    (lambda name: FC.categorical_column_with_identity(name, 40), tf.int64, "sum"),
+    (lambda name: FC.categorical_column_with_hash_bucket(name, 40), tf.string, "sum"),
+    (lambda name: FC.categorical_column_with_vocabulary_list(name, [3, 5, 7, -5], dtype=tf.int32), tf.int32, "mean"),
+    (lambda name: FC.categorical_column_with_vocabulary_list(name, ["a", "b", "\u00e9"], num_oov_buckets=2), tf.string,
+     "sum"),
+    (lambda name: FC.categorical_column_with_vocabulary_list(name, ["a", "b"]), tf.string, "mean"),  # unknown: -1
+    (lambda name: FC.categorical_column_with_hash_bucket(name, 30, dtype=tf.int64), tf.int64, "mean"),
+]
+
+
+def _weighted_model(combiners=None):
     import tf_keras
     columns, specs = [], {}
-    for i, combiner in enumerate(combiners):
-        ids = (FC.categorical_column_with_hash_bucket(f"s{i}", 40) if i % 2 == 0
-               else FC.categorical_column_with_identity(f"s{i}", 40) if i == 1
-               else FC.categorical_column_with_vocabulary_list(f"s{i}", [3, 5, 7, -5], dtype=tf.int32))
-        columns.append(FC.embedding_column(FC.weighted_categorical_column(ids, f"w{i}"), 3, combiner=combiner))
-        specs[f"s{i}"] = tf.TensorSpec([None, 4], (tf.string, tf.int64, tf.int32)[min(i % 2 + (i == 3), 2)])
-        specs[f"w{i}"] = tf.TensorSpec([None, 4], tf.float32)
+    for i, (ids, dtype, combiner) in enumerate(COLUMNS):
+        columns.append(FC.embedding_column(FC.weighted_categorical_column(ids(f"s{i}"), f"w{i}"), 3,
+                                           combiner=combiners[i] if combiners else combiner))
+        specs[f"s{i}"], specs[f"w{i}"] = tf.TensorSpec([None, 4], dtype), tf.TensorSpec([None, 4], tf.float32)
+        if combiners and i + 1 == len(combiners):
+            break
     module = tf.Module()
     module.layer = tf_keras.layers.DenseFeatures(columns)
     module.serve = tf.function(lambda x: module.layer(x), input_signature=[specs])
@@ -218,12 +231,15 @@ def _fused_ops(module):
 
 def test_weighted_columns_become_one_op_each_and_sqrtn_stays():
     ops = _fused_ops(_weighted_model())
-    # hashed strings (mean and sum), identity ids and an int32 vocabulary whole
-    assert ops.count("_BladeWeightedStringBag") == 2 and ops.count("_BladeWeightedIntBag") == 2, ops
+    # hashed strings (mean and sum), vocabulary strings (with OOV buckets, and unknown words dropped),
+    # identity ids, an int32 vocabulary and hashed ints whole
+    assert [ops.count(op) for op in ("_BladeWeightedStringBag", "_BladeWeightedVocabularyBag",
+                                     "_BladeWeightedIntBag")] == [2, 2, 3], ops
     assert not {"SparseFillEmptyRows", "Unique", "ResourceGather", "SegmentSum", "DivNoNan", "Select", "LogicalAnd",
                 "_BladeWeightedBag", "_BladeTableFind"} & set(ops), ops
     # sqrtn squares the weights with Pow (the math library's rounding): not fused
-    assert not {"_BladeWeightedBag", "_BladeWeightedStringBag"} & set(_fused_ops(_weighted_model(("sqrtn",))))
+    sqrtn = _fused_ops(_weighted_model(("sqrtn",)))
+    assert "SegmentSum" in sqrtn and not {"_BladeWeightedBag", "_BladeWeightedStringBag"} & set(sqrtn), sqrtn
 
 
 @pytest.fixture(scope="module")
@@ -233,14 +249,15 @@ def weighted_model():
 
 
 def _batch(rng, n, moved=False):
-    words = np.array([b"a", b"b", b"", b"longer than twenty-two bytes"], dtype=object)
-    x = {name: words[rng.integers(0, 4, (n, 4))].astype(bytes) if n else np.zeros((0, 4), bytes)
-         for name in ("s0", "s2")}
-    x["s1"] = rng.integers(-1, 40, (n, 4))  # -1: no id
+    words = np.array([b"a", b"b", b"", b"longer than twenty-two bytes", "\u00e9".encode()], dtype=object)
+    x = {}
+    for i, (_, dtype, _) in enumerate(COLUMNS):  # s4, s5: unknown words too; -1: no id
+        x[f"s{i}"] = ((words[rng.integers(0, 5, (n, 4))].astype(bytes) if n else np.zeros((0, 4), bytes))
+                      if dtype == tf.string else rng.integers(-1, 40, (n, 4)))
     x["s3"] = rng.choice(np.array([-1, 3, 5, 7, -5, 9, -2], np.int32), (n, 4))  # 9, -2: not in the vocabulary
-    for i in range(4):
+    for i in range(len(COLUMNS)):
         # a weight for every id (and none elsewhere), some of them <= 0 (dropped by the mean), NaN or inf
-        present = x[f"s{i}"] != (b"" if i in (0, 2) else -1)
+        present = x[f"s{i}"] != (b"" if x[f"s{i}"].dtype.kind == "S" else -1)
         weights = rng.choice(np.array([0.5, 2.0, -1.0, 0.25, np.nan, np.inf, 3.0], np.float32), (n, 4))
         x[f"w{i}"] = np.where(present, weights, 0.0).astype(np.float32)
         if moved and present.any() and not present.all():  # the same count elsewhere: paired in order all the same
