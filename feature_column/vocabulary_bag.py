@@ -28,14 +28,23 @@ from .vocabulary_oov import FUSED_OP as FIND_OR_BUCKET, INT64
 FUSED_OP = "_BladeVocabularyBag"
 
 
+def string_lookup(spec, ids):
+    """The frozen lookup of strings making ``ids`` (_BladeTableFind over string keys, or
+    _BladeTableFindOrBucket; int64 ids), else None."""
+    find, _ = producer(spec, through_identity(spec, ids))
+    if find is None or find["outputs"][0][0] != INT64 or not (
+            find["op"] == FIND_OR_BUCKET or (find["op"] == TABLE_FIND and find["attrs"]["string_keys"])):
+        return None
+    return find
+
+
 def _match(spec, bag):
     if bag["op"] != BAG_OP:
         return None
     indices, ids, dense_shape, table = bag["inputs"]
     indices, ids, filtered = before_id_filter(spec, indices, ids)
-    find, _ = producer(spec, through_identity(spec, ids))
-    if find is None or find["outputs"][0][0] != INT64 or not (
-            find["op"] == FIND_OR_BUCKET or (find["op"] == TABLE_FIND and find["attrs"]["string_keys"])):
+    find = string_lookup(spec, ids)
+    if find is None:
         return None
     found = strings_bag(spec, indices, dense_shape, through_identity(spec, find["inputs"][0]))
     if found is None:

@@ -36,12 +36,11 @@ from typing import List, Tuple
 
 from ..codegen.parts import ref_meta
 from ..kernels.weighted_bag import MEAN, SUM
-from ..passes.freeze_tables import TABLE_FIND
 from .embedding_bag import is_first_column, table_gather, zeroed_empty_rows
 from .int_bag import INT_DTYPES, id_source, widened
 from .spec import const_values, producer, producer_op, replace_matches, through_identity
 from .string_bag import dense_bag, kept_coordinates, strings_bag
-from .vocabulary_oov import FUSED_OP as FIND_OR_BUCKET, INT64
+from .vocabulary_bag import string_lookup
 
 FUSED_OP = "_BladeWeightedBag"
 STRING_OP, VOCABULARY_OP, INT_OP = "_BladeWeightedStringBag", "_BladeWeightedVocabularyBag", "_BladeWeightedIntBag"
@@ -169,9 +168,8 @@ def _string_match(spec, bag):
 
 def _vocabulary_match(spec, bag):
     head = _head(spec, bag)
-    find = producer(spec, head[1])[0] if head is not None else None
-    if find is None or find["outputs"][0][0] != INT64 or not (
-            find["op"] == FIND_OR_BUCKET or (find["op"] == TABLE_FIND and find["attrs"]["string_keys"])):
+    find = string_lookup(spec, head[1]) if head is not None else None
+    if find is None:
         return None
     found = strings_bag(spec, head[0], bag["inputs"][3], through_identity(spec, find["inputs"][0]))
     if found is None:
