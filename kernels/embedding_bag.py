@@ -18,14 +18,15 @@ from .sparse_segment_reduction import reduce_runs
 def rows_of_entries(indices, values, n_weights, dense_shape, table, err):
     """SparseFillEmptyRows' checks in its order (of the ids ``values``, then of ``n_weights``
     weights where a weighted chain fills those too), then the table gather's on every id:
-    (``out``: [rows, width] zeros of the table's dtype, ``counts``, ``positions``): the entries of
-    row r are positions[counts[r]:counts[r + 1]], in input order, as SparseFillEmptyRows keeps them.
-    ``out`` is empty on an error (err set) and when there are no rows."""
+    (``out``: [rows, width] zeros of the table's dtype, ``counts``, ``order``, ``positions``): the
+    entries of row r are positions[counts[r]:counts[r + 1]], in input order, as SparseFillEmptyRows
+    keeps them, and ``order`` holds their ids. ``out`` is empty on an error (err set) and when there
+    are no rows."""
     nnz = indices.shape[0]
     rank = indices.shape[1]
     width = table.shape[1]
     n_table = table.shape[0]
-    empty = (np.zeros((0, width), table.dtype), np.zeros(1, np.int64), np.zeros(0, np.int64))
+    empty = (np.zeros((0, width), table.dtype), np.zeros(1, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64))
     rows = checked_rows(nnz, rank, values.shape[0], dense_shape, err)
     if rows >= 0 and n_weights != nnz:  # the weights' fill: its other checks are the ids' fill's
         rows = checked_rows(nnz, rank, n_weights, dense_shape, err)
@@ -54,22 +55,19 @@ def rows_of_entries(indices, values, n_weights, dense_shape, table, err):
             return empty
         counts[r + 1] += counts[r]
     # Stable counting sort: entries of a row keep their input order, as SparseFillEmptyRows does.
-    positions = np.empty(nnz, np.int64)
+    order, positions = np.empty(nnz, np.int64), np.empty(nnz, np.int64)
     fill = counts[:rows].copy()
     for i in range(nnz):
         row = indices[i, 0]
-        positions[fill[row]] = i
+        order[fill[row]], positions[fill[row]] = values[i], i
         fill[row] += 1
-    return out, counts, positions
+    return out, counts, order, positions
 
 
 @njit(cache=True, nogil=True)
 def embedding_bag(indices, values, dense_shape, table, mode, err):
-    out, counts, positions = rows_of_entries(indices, values, values.shape[0], dense_shape, table, err)
+    out, counts, order, _ = rows_of_entries(indices, values, values.shape[0], dense_shape, table, err)
     if out.shape[0] == 0:
         return out
-    order = np.empty(positions.shape[0], np.int64)
-    for k in range(positions.shape[0]):
-        order[k] = values[positions[k]]
     reduce_runs(table, order, counts, np.arange(out.shape[0]), mode, out, np.int64(0))  # empty rows stay zero
     return out

@@ -65,11 +65,10 @@ def pool_weighted(table, ids, weights, starts, rows, mode, out):
 
 @njit(cache=True, nogil=True)
 def weighted_bag(indices, values, weights, dense_shape, table, mode, err):
-    out, counts, positions = rows_of_entries(indices, values, weights.shape[0], dense_shape, table, err)
-    ids = np.empty(positions.shape[0], np.int64)
+    out, counts, ids, positions = rows_of_entries(indices, values, weights.shape[0], dense_shape, table, err)
     given = np.empty(positions.shape[0], weights.dtype)
     for k in range(positions.shape[0]):
-        ids[k], given[k] = values[positions[k]], weights[positions[k]]
+        given[k] = weights[positions[k]]
     pool_weighted(table, ids, given, counts, out.shape[0], mode, out)
     return out
 

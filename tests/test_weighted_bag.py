@@ -105,18 +105,22 @@ def _run_dense(strings, weights, table, num_buckets, mode):
     return out, (error_text(err) if err[0] else None)
 
 
-def tf_weighted_column(strings, weights, table, num_buckets, combiner):
-    """What a weighted hashed column embeds from dense strings and weights: TF's own lookup, traced
-    for unknown shapes (eager, it refuses ids and weights of different lengths before running)."""
-    def column(strings, weights):
-        where = tf.where(tf.not_equal(strings, b""))
-        ids = tf.strings.to_hash_bucket_fast(tf.gather_nd(strings, where), num_buckets)
+def tf_weighted_column(x, weights, table, num_buckets, combiner):
+    """What a weighted column embeds from dense ids and weights: TF's own lookup, traced for
+    unknown shapes (eager, it refuses ids and weights of different lengths before running). ``x``:
+    strings hashed into ``num_buckets``, or identity ids (``num_buckets`` None; -1 absent, other
+    negative ids pruned by TF)."""
+    def column(x, weights):
+        where = tf.where(tf.not_equal(x, b"" if num_buckets else tf.constant(-1, tf.int64)))
+        ids = tf.gather_nd(x, where)
+        ids = tf.strings.to_hash_bucket_fast(ids, num_buckets) if num_buckets else ids
         kept = tf.where(tf.not_equal(weights, 0))
-        sp_ids = tf.SparseTensor(where, ids, tf.shape(strings, out_type=tf.int64))
+        sp_ids = tf.SparseTensor(where, ids, tf.shape(x, out_type=tf.int64))
         sp_weights = tf.SparseTensor(kept, tf.gather_nd(weights, kept), tf.shape(weights, out_type=tf.int64))
         return tf.nn.safe_embedding_lookup_sparse(tf.constant(table), sp_ids, sp_weights, combiner=combiner)
-    signature = [tf.TensorSpec([None, None], tf.string), tf.TensorSpec([None, None], tf.float32)]
-    return tf.function(column, input_signature=signature)(strings, weights)
+    signature = [tf.TensorSpec([None, None], tf.string if num_buckets else tf.int64),
+                 tf.TensorSpec([None, None], tf.float32)]
+    return tf.function(column, input_signature=signature)(x, weights)
 
 
 @pytest.mark.parametrize("mode", [SUM, MEAN])
@@ -156,18 +160,6 @@ def test_dense_kernel_one_against_none_broadcasts_as_tf(strings, weights):
     assert_same_floats(got, tf_weighted_column(strings, weights, table, 8, "sum").numpy())
 
 
-def tf_weighted_identity(x, weights, table, combiner):
-    """The same for an identity column's ids (-1 absent; other negative ids pruned by TF)."""
-    def column(x, weights):
-        where = tf.where(tf.not_equal(x, -1))
-        kept = tf.where(tf.not_equal(weights, 0))
-        sp_ids = tf.SparseTensor(where, tf.gather_nd(x, where), tf.shape(x, out_type=tf.int64))
-        sp_weights = tf.SparseTensor(kept, tf.gather_nd(weights, kept), tf.shape(weights, out_type=tf.int64))
-        return tf.nn.safe_embedding_lookup_sparse(tf.constant(table), sp_ids, sp_weights, combiner=combiner)
-    signature = [tf.TensorSpec([None, None], tf.int64), tf.TensorSpec([None, None], tf.float32)]
-    return tf.function(column, input_signature=signature)(x, weights)
-
-
 @pytest.mark.parametrize("x, weights", [
     ([[3, -3], [5, -1]], [[1, 2], [3, 0]]),     # a negative id is dropped with its weight
     ([[3, -3], [-1, -1]], [[1, 0], [0, 0]]),    # one weight, the only kept id first: paired
@@ -187,7 +179,7 @@ def test_dense_int_kernel_pairs_weights_as_tf(x, weights, mode):
     got = dense_weighted_int_bag(x, np.array(x.shape, np.int64), weights, table, one, IDENTITY, one, one, one, one,
                                  0, mode, err)
     same_as_tf(got, error_text(err) if err[0] else None,
-               lambda: tf_weighted_identity(x, weights, table, COMBINERS[mode]))
+               lambda: tf_weighted_column(x, weights, table, None, COMBINERS[mode]))
 
 
 # The model's weighted columns: (ids column, their dtype, combiner), ids s<i> weighted by w<i>
