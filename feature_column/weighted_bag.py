@@ -1,6 +1,6 @@
 """Vertical fusion of a weighted embedding_lookup_sparse's tail into one node.
 
-A weighted categorical column's embedding (combiner sum or mean) ends in
+A weighted categorical column's embedding (any combiner) ends in
 
     f = SparseFillEmptyRows(indices, ids, dense_shape, 0)
     fw = SparseFillEmptyRows(indices, weights, dense_shape, 1.0)
@@ -8,6 +8,7 @@ A weighted categorical column's embedding (combiner sum or mean) ends in
     u = Unique(f:1)
     s = SegmentSum(Mul(GatherV2(ResourceGather(table, u:0), u:1), w), rows)
     r = s  or  DivNoNan(s, SegmentSum(w, rows))                          (sum or mean)
+           or  DivNoNan(s, Sqrt(SegmentSum(Pow(w, 2), rows)))              (sqrtn)
     out = Select(Tile(Reshape(f:2, [-1, 1]), ...), ZerosLike(r), r)
 
 with rows = Cast(StridedSlice(f:0)[:, 0]). ``out`` becomes ``_BladeWeightedBag(indices, ids,
@@ -23,7 +24,7 @@ column's head (``_head``):
     values = GatherNd(W, Where(NotEqual(W, 0.0)))
     keep = Reshape(Where(LogicalAnd(GreaterEqual(ids, 0), Fill(Shape(values), True))), [-1])
     x' = GatherV2(x, keep) for x in (SparseReshape(s, Shape(S), new_shape):0 or s, ids, values)
-    x'' = GatherV2(x', Reshape(Where(Greater(values', 0)), [-1]))      (the mean only)
+    x'' = GatherV2(x', Reshape(Where(Greater(values', 0)), [-1]))      (mean and sqrtn)
 
 and the whole column becomes ``_BladeWeightedStringBag(S, new_shape, W, table)``,
 ``_BladeWeightedVocabularyBag(S, new_shape, W, table, vocabulary...)`` or
@@ -35,7 +36,7 @@ from __future__ import annotations
 from typing import List, Tuple
 
 from ..codegen.parts import ref_meta
-from ..kernels.weighted_bag import MEAN, SUM
+from ..kernels.weighted_bag import MEAN, SQRTN, SUM
 from .embedding_bag import is_first_column, table_gather, zeroed_empty_rows
 from .int_bag import INT_DTYPES, id_source, widened
 from .spec import const_values, producer, producer_op, replace_matches, through_identity
@@ -99,12 +100,29 @@ def _match(spec, select) -> Tuple[List[str], dict] | None:
     if products is None:
         return None
     table, weights, rows = products
-    if divide is not None:  # the mean: over the SegmentSum of the same weights, by the same rows
-        total = producer_op(spec, divide["inputs"][1], "SegmentSum")
-        if total is None or total["inputs"][1] != rows or _weight_column(spec, total["inputs"][0], fill) is not weights:
-            return None
+    mode = SUM if divide is None else _divisor_mode(spec, divide["inputs"][1], rows, weights, fill)
+    if mode is None:
+        return None
     indices, ids, dense_shape, _ = fill["inputs"]
-    return [indices, ids, weights["inputs"][1], dense_shape, table], {"mode": MEAN if divide is not None else SUM}
+    return [indices, ids, weights["inputs"][1], dense_shape, table], {"mode": mode}
+
+
+def _divisor_mode(spec, ref, rows, weights, fill):
+    """MEAN when ``ref`` is the SegmentSum of the same weights by the same rows, SQRTN when it is
+    the Sqrt of the SegmentSum of their squares, Pow(w, 2); else None."""
+    root = producer_op(spec, ref, "Sqrt")
+    total = producer_op(spec, root["inputs"][0] if root is not None else ref, "SegmentSum")
+    if total is None or total["inputs"][1] != rows:
+        return None
+    summed = total["inputs"][0]
+    if root is not None:
+        square = producer_op(spec, summed, "Pow")
+        if square is None or const_values(spec, square["inputs"][1]) != [2]:
+            return None
+        summed = square["inputs"][0]
+    if _weight_column(spec, summed, fill) is not weights:
+        return None
+    return SQRTN if root is not None else MEAN
 
 
 def _kept_by(spec, refs):
@@ -134,7 +152,7 @@ def _head(spec, bag):
     if bag["op"] != FUSED_OP:
         return None
     refs = bag["inputs"][:3]
-    if bag["attrs"]["mode"] == MEAN:  # the weights > 0 filter first
+    if bag["attrs"]["mode"] != SUM:  # the weights > 0 filter first
         found = _kept_by(spec, refs)
         if found is None or not _compares(spec, found[1], "Greater", found[0][2], 0):
             return None

@@ -4,20 +4,21 @@ column's embedding, combiner sum or mean) in one pass, and over dense ids the wh
 ``weighted_bag`` replaces SparseFillEmptyRows of the ids and of the weights -> Unique ->
 ResourceGather -> GatherV2 -> Mul by the weights -> SegmentSum (-> DivNoNan by the SegmentSum of
 the weights) -> Select(empty rows, 0): out[r] = sum(table[ids[i]] * weights[i]) over the entries i
-of row r in input order (over the weights' sum too for the mean), empty rows zero. The same bits:
+of row r in input order (over the weights' sum too for the mean, over the square root of the sum of their squares for sqrtn),
+empty rows zero. The same bits:
 each product is rounded to the table's dtype first, as Mul does; SegmentSum copies a row of one
 entry and adds the others from zero in TF's Eigen order (kernels/segment_sum.py: in turn below 16
-entries, the weights always: a column of one is no packet); DivNoNan gives 0 for a weight sum of 0.
-``mode``: 0 sum, 1 mean. (Sqrtn squares the weights with Pow, whose rounding is the math library's:
-not fused.)
+entries, the weights always: a column of one is no packet); DivNoNan gives 0 for a divisor of 0.
+Sqrtn squares each weight as w * w: its graph's Pow(w, 2) is Square in TF's runtime
+(codegen/lowerings/pow.py). ``mode``: 0 sum, 1 mean, 2 sqrtn.
 
 ``dense_weighted_string_bag``, ``dense_weighted_vocabulary_bag`` and ``dense_weighted_int_bag``
 are the whole column over dense ids S (strings hashed or looked up in a vocabulary, or integers as
 int_bag.py makes their ids) and dense weights W
 (feature_column/weighted_bag.py has the graph): S's ids in order and W's non-zero values in order
 are paired one to one, as the column's gathers pair them (whatever W's shape); ids < 0 are
-dropped with their weights, and for the mean the pairs whose weight is not > 0 (TF prunes them:
-NaN too) (``pair_weights``); the rest as above.
+dropped with their weights, and for the mean and sqrtn the pairs whose weight is not > 0 (TF
+prunes them: NaN too) (``pair_weights``); the rest as above.
 """
 import numpy as np
 from numba import njit
@@ -29,7 +30,13 @@ from .reduce import EIGEN_UNROLL, sum_preserving_as_tf
 from .string_bag import FIRST_ROW, check_buckets, hash_rows, start_bag
 from .vocabulary_bag import vocabulary_ids
 
-SUM, MEAN = 0, 1
+SUM, MEAN, SQRTN = 0, 1, 2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _weight_term(w, mode):
+    """What the divisor sums of a weight: the weight (mean), its square (sqrtn)."""
+    return w * w if mode == SQRTN else w
 
 
 @njit(cache=True, nogil=True)
@@ -38,6 +45,7 @@ def pool_weighted(table, ids, weights, starts, rows, mode, out):
     ``weights``, as SegmentSum and DivNoNan give it (module doc); the ids were checked against the
     table."""
     width = table.shape[1]
+    divisor = np.empty(1, weights.dtype)  # rounded to the weights' dtype, as TF's tensors are
     for r in range(rows):
         first, end = starts[r], starts[r + 1]
         if end - first == 1:  # SegmentSum copies a row of one entry: a -0.0 product stays -0.0
@@ -55,12 +63,13 @@ def pool_weighted(table, ids, weights, starts, rows, mode, out):
             for k in range(first, end):  # out is zeroed: 0 + the first product, as SegmentSum adds
                 for j in range(width):
                     out[r, j] += table[ids[k], j] * weights[k]
-        if mode == MEAN and end > first:
-            total = weights[first]  # 0 + the first weight: a -0.0 is 0 either way below
+        if mode != SUM and end > first:
+            total = _weight_term(weights[first], mode)  # 0 + the first term: a -0.0 is 0 either way below
             for k in range(first + 1, end):
-                total += weights[k]
+                total += _weight_term(weights[k], mode)
+            divisor[0] = total if mode == MEAN else np.sqrt(total)
             for j in range(width):
-                out[r, j] = out[r, j] / total if total != 0 else 0
+                out[r, j] = out[r, j] / divisor[0] if divisor[0] != 0 else 0
 
 
 @njit(cache=True, nogil=True)
@@ -78,7 +87,7 @@ def pair_weights(ids, starts, rows, weights, mode, err):
     """The column's pairing of its listed ``ids`` (row r's from starts[r] to starts[r + 1]) with
     the non-zero values of ``weights`` in order, as its gathers do it: ids < 0 dropped with their
     weights (the id filter's LogicalAnd with the weights' shape, which broadcasts a length of 1),
-    for the mean the pairs whose weight is not > 0 too. Closes ``ids`` and ``starts`` up over what
+    for the mean and sqrtn the pairs whose weight is not > 0 too. Closes ``ids`` and ``starts`` up over what
     it drops and returns the kept weights beside them; on unpaired counts ``err`` is TF's error."""
     given = weights.reshape(weights.size)
     n_ids = starts[rows]
@@ -105,12 +114,12 @@ def pair_weights(ids, starts, rows, weights, mode, err):
         set_error(err, "Incompatible shapes: [", n_ids, "] vs. [", n_weights, "]")
         return kept
     n, first = 0, 0
-    for r in range(rows):  # close up over dropped ids and (for the mean) weights not > 0
+    for r in range(rows):  # close up over dropped ids and (but for the sum) weights not > 0
         end = starts[r + 1]
         starts[r] = n
         for j in range(first, end):
             ids[n], kept[n] = ids[j], kept[j]
-            n += ids[j] >= 0 and (mode != MEAN or kept[j] > 0)
+            n += ids[j] >= 0 and (mode == SUM or kept[j] > 0)
         first = end
     starts[rows] = n
     return kept

@@ -189,3 +189,21 @@ def test_float_to_wide_signed_casts_fuse_and_match_tf_at_every_length(dtype):
         x = tf.constant(([1.5e9, -5e9, 1e30, -1e30, np.nan, np.inf, 3.5, -1.0] * 125)[:n], tf.float64)
         np.testing.assert_array_equal(opt.signatures["serving_default"](x).numpy(), f(x).numpy())
     assert native_bridge().fallback_count() == fallbacks
+
+
+@pytest.mark.parametrize("dtype", [tf.float32, tf.float64])
+def test_pow_by_two_is_what_tfs_runtime_computes(dtype, rng):
+    # lowerings/pow.py: Grappler makes Pow(x, 2) a Square in TF's runtime; other exponents stay TF's.
+    @tf.function(input_signature=[tf.TensorSpec([None, 3], dtype)])
+    def glue(x):
+        return {"squared": tf.pow(x, tf.constant([2], dtype)) + 1, "cubed": tf.pow(x, 3) + 1}
+
+    fused = tf_blade.optimize(glue, bridge="native", min_cluster_size=1).signatures["serving_default"]
+    assert op_counts(fused).get("Pow") == 1, op_counts(fused)  # the cube's
+    x = (rng.standard_normal((20000, 3)) * 10.0 ** rng.integers(-3, 4, (20000, 3))).astype(dtype.as_numpy_dtype)
+    x[0] = [np.nan, -np.inf, -0.0]
+    x = tf.constant(x)
+    assert not np.array_equal(tf.pow(x, 2).numpy(), x.numpy() * x.numpy())  # Pow's own kernel rounds otherwise
+    want, got = glue(x), fused(x)
+    for name in want:
+        assert np.array_equal(want[name].numpy().view(np.uint8), got[name].numpy().view(np.uint8)), name

@@ -11,10 +11,10 @@ from test_string_bag import pool, same_as_tf
 from tf_blade.feature_column import SPEC_REWRITES
 from tf_blade.kernels.errors import error_text, new_error_buffer
 from tf_blade.kernels.int_bag import IDENTITY
-from tf_blade.kernels.weighted_bag import MEAN, SUM, dense_weighted_int_bag, dense_weighted_string_bag, weighted_bag
+from tf_blade.kernels.weighted_bag import MEAN, SQRTN, SUM, dense_weighted_int_bag, dense_weighted_string_bag, weighted_bag
 
 FC = tf.feature_column
-COMBINERS = {SUM: "sum", MEAN: "mean"}
+COMBINERS = {SUM: "sum", MEAN: "mean", SQRTN: "sqrtn"}
 
 
 def tf_weighted_chain(indices, ids, weights, dense_shape, table, combiner):
@@ -32,6 +32,9 @@ def tf_weighted_chain(indices, ids, weights, dense_shape, table, combiner):
     reduced = tf.math.segment_sum(rows * w, segments)
     if combiner == "mean":
         reduced = tf.math.divide_no_nan(reduced, tf.math.segment_sum(w, segments))
+    if combiner == "sqrtn":  # Pow as TF's runtime runs it, in a graph (eager Pow rounds otherwise)
+        squared = tf.function(lambda w: tf.pow(w, 2))(w)
+        reduced = tf.math.divide_no_nan(reduced, tf.sqrt(tf.math.segment_sum(squared, segments)))
     return tf.where(tf.tile(tf.reshape(empty, [-1, 1]), [1, table.shape[1]]), tf.zeros_like(reduced), reduced)
 
 
@@ -51,7 +54,7 @@ def _run(indices, ids, weights, shape, table, mode):
     return out, (error_text(err) if err[0] else None)
 
 
-@pytest.mark.parametrize("mode", [SUM, MEAN])
+@pytest.mark.parametrize("mode", [SUM, MEAN, SQRTN])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_kernel_matches_tf_chain(mode, dtype):
     rng = np.random.default_rng()
@@ -123,7 +126,7 @@ def tf_weighted_column(x, weights, table, num_buckets, combiner):
     return tf.function(column, input_signature=signature)(x, weights)
 
 
-@pytest.mark.parametrize("mode", [SUM, MEAN])
+@pytest.mark.parametrize("mode", [SUM, MEAN, SQRTN])
 def test_dense_kernel_matches_tf(mode):
     rng = np.random.default_rng()
     words = np.array([b"a", b"b", b"", "\u00e9".encode(), b"x" * 40], dtype=object)
@@ -170,7 +173,7 @@ def test_dense_kernel_one_against_none_broadcasts_as_tf(strings, weights):
     ([[3, 4], [5, -1]], [[1, 2], [0, 0]]),     # 3 ids, 2 weights: LogicalAnd's shapes
     ([[3, 4], [5, 6]], [[1, -2], [0.5, 3]]),  # paired; for the mean, a weight < 0 dropped with its id
 ])
-@pytest.mark.parametrize("mode", [SUM, MEAN])
+@pytest.mark.parametrize("mode", [SUM, MEAN, SQRTN])
 def test_dense_int_kernel_pairs_weights_as_tf(x, weights, mode):
     x, weights = np.array(x, np.int64), np.array(weights, np.float32)
     table = np.arange(16, dtype=np.float32).reshape(8, 2) - 5
@@ -192,6 +195,8 @@ COLUMNS = [
      "sum"),
     (lambda name: FC.categorical_column_with_vocabulary_list(name, ["a", "b"]), tf.string, "mean"),  # unknown: -1
     (lambda name: FC.categorical_column_with_hash_bucket(name, 30, dtype=tf.int64), tf.int64, "mean"),
+    (lambda name: FC.categorical_column_with_hash_bucket(name, 40), tf.string, "sqrtn"),
+    (lambda name: FC.categorical_column_with_identity(name, 40), tf.int64, "sqrtn"),
 ]
 
 
@@ -212,7 +217,7 @@ def _weighted_model(combiners=None):
 
 
 def _fused_ops(module):
-    """The ops of the module's clusters once rewritten (sqrtn's Pow splits its layer in two)."""
+    """The ops of the module's clusters once rewritten."""
     ops = []
     for spec in fused_specs(module, signature="serve"):
         for rewrite in SPEC_REWRITES:
@@ -221,17 +226,14 @@ def _fused_ops(module):
     return ops
 
 
-def test_weighted_columns_become_one_op_each_and_sqrtn_stays():
+def test_weighted_columns_become_one_op_each():
     ops = _fused_ops(_weighted_model())
-    # hashed strings (mean and sum), vocabulary strings (with OOV buckets, and unknown words dropped),
-    # identity ids, an int32 vocabulary and hashed ints whole
+    # hashed strings (mean, sum and sqrtn), vocabulary strings (with OOV buckets, and unknown words
+    # dropped), identity ids (sum and sqrtn), an int32 vocabulary and hashed ints whole
     assert [ops.count(op) for op in ("_BladeWeightedStringBag", "_BladeWeightedVocabularyBag",
-                                     "_BladeWeightedIntBag")] == [2, 2, 3], ops
+                                     "_BladeWeightedIntBag")] == [3, 2, 4], ops
     assert not {"SparseFillEmptyRows", "Unique", "ResourceGather", "SegmentSum", "DivNoNan", "Select", "LogicalAnd",
-                "_BladeWeightedBag", "_BladeTableFind"} & set(ops), ops
-    # sqrtn squares the weights with Pow (the math library's rounding): not fused
-    sqrtn = _fused_ops(_weighted_model(("sqrtn",)))
-    assert "SegmentSum" in sqrtn and not {"_BladeWeightedBag", "_BladeWeightedStringBag"} & set(sqrtn), sqrtn
+                "Pow", "Sqrt", "_BladeWeightedBag", "_BladeTableFind"} & set(ops), ops
 
 
 @pytest.fixture(scope="module")
