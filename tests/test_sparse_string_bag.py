@@ -128,10 +128,15 @@ def test_sparse_hashed_columns_become_one_op_each():
     assert not {"StringToHashBucketFast", "SparseReshape", "Where", "_BladeEmbeddingBag"} & set(ops), ops
 
 
-@pytest.mark.parametrize("n", [0, 1, 64])
-def test_sparse_hashed_columns_match_tensorflow(rng, n):
+@pytest.fixture(scope="module")
+def sparse_layer():
     stock = _sparse_layer()
-    opt = tf_blade.optimize(stock, bridge="native")
+    return stock, tf_blade.optimize(stock, bridge="native")
+
+
+@pytest.mark.parametrize("n", [0, 1, 64])
+def test_sparse_hashed_columns_match_tensorflow(sparse_layer, rng, n):
+    stock, opt = sparse_layer
     x = {"d": tf.constant(WORDS[rng.integers(0, len(WORDS), (n, 3))].astype(bytes).reshape(n, 3))}
     for i in range(3):
         coords = np.argwhere(rng.random((n, 5)) < 0.5)
