@@ -26,12 +26,17 @@ SEED = int(os.environ.get("TF_BLADE_MODEL_FUZZ_SEED", 11))
 CASES = int(os.environ.get("TF_BLADE_MODEL_FUZZ_CASES", 1))
 
 
-def _column(rng, i, cats, specs, draws):
-    """A random column over new inputs named f<i> (or, crossed, over two earlier ones): the
+def _column(rng, i, cats, specs, draws, crossed):
+    """A random column over new inputs named f<i> (or, crossed, over two earlier ones not crossed
+    before, ``crossed``: a cross is named by its inputs, and a layer refuses two of one name): the
     categorical column (None for numeric) and the dense column over it."""
     kind = rng.choice(["hash_str", "hash_int", "identity", "vocab_str", "vocab_int", "bucketized", "crossed",
                        "weighted", "numeric"])
     name, k = f"f{i}", int(rng.integers(1, 5))
+    pair = None
+    if kind == "crossed" and len(cats) >= 2:
+        pair = frozenset(cats[j] for j in rng.choice(len(cats), 2, replace=False))
+        pair = None if pair in crossed else pair
     if kind == "hash_str":
         sparse = rng.random() < 0.25
         specs[name] = tf.SparseTensorSpec([None, None], tf.string) if sparse else tf.TensorSpec([None, k], tf.string)
@@ -63,10 +68,10 @@ def _column(rng, i, cats, specs, draws):
         specs[name + "_w"], draws[name + "_w"] = tf.TensorSpec([None, k], tf.float32), ("floats", k)
         cat = FC.weighted_categorical_column(FC.categorical_column_with_hash_bucket(name, int(rng.choice([5, 50]))),
                                              name + "_w")
-    elif kind == "crossed" and len(cats) >= 2:
-        a, b = rng.choice(len(cats), 2, replace=False)
-        cat = FC.crossed_column([cats[a], cats[b]], int(rng.choice([1, 10, 1000])))
-    else:  # numeric (or a cross with fewer than two inputs to cross)
+    elif kind == "crossed" and pair is not None:
+        crossed.add(pair)
+        cat = FC.crossed_column(sorted(pair), int(rng.choice([1, 10, 1000])))
+    else:  # numeric (or a cross without two inputs left to cross)
         d = int(rng.integers(1, 3))
         specs[name], draws[name] = tf.TensorSpec([None, d], tf.float32), ("floats", d)
         normalizer = (lambda x: (x - 1.0) / 3.0) if rng.random() < 0.5 else None
@@ -112,9 +117,9 @@ def test_a_random_feature_layer_matches_tf(seed):
     import tf_keras
     rng = np.random.default_rng(seed)
     tf.random.set_seed(seed)
-    specs, draws, cats, columns = {}, {}, [], []
+    specs, draws, cats, columns, crossed = {}, {}, [], [], set()
     for i in range(int(rng.integers(1, 7))):
-        columns.append(_column(rng, i, cats, specs, draws)[1])
+        columns.append(_column(rng, i, cats, specs, draws, crossed)[1])
     names = sorted(specs)
     layers = [tf_keras.layers.DenseFeatures(columns)]
     if rng.random() < 0.3:
