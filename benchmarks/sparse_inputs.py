@@ -62,7 +62,8 @@ def main(argv=None):
         same = bool(np.array_equal(stock(x).numpy(), fused(*flat).numpy()))
         # TF's own call with SparseTensors packs and checks them in Python; the flat call (the
         # component tensors, as the fused signature takes them) isolates the graphs' cost
-        times = interleaved({"tf": lambda: stock(x), "tf_flat": lambda: stock._call_flat(flat, stock.captured_inputs),
+        times = interleaved({"tf": lambda: stock(x),
+                             "tf_flat": lambda: stock._call_flat(flat, stock.captured_inputs),
                              "tf_blade": lambda: fused(*flat), "dense": lambda: dense(**dense_inputs)},
                             rounds=args.rounds)
         rows.append({"batch": batch, "identical": same, "tf_ms": times["tf"] * 1e3, "tf_flat_ms": times["tf_flat"] * 1e3,
@@ -82,8 +83,8 @@ def main(argv=None):
              "| batch | stock TF ms | stock TF flat call ms | tf_blade ms | tf_blade dense ms | speedup | "
              "speedup over the flat call | identical |",
              "|---|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['batch']} | {r['tf_ms']:.3f} | {r['tf_flat_ms']:.3f} | {r['tf_blade_ms']:.3f} | {r['dense_ms']:.3f} | "
-              f"{r['speedup']:.2f}x | {r['speedup_flat']:.2f}x | {r['identical']} |" for r in rows]
+    lines += [f"| {r['batch']} | {r['tf_ms']:.3f} | {r['tf_flat_ms']:.3f} | {r['tf_blade_ms']:.3f} | "
+              f"{r['dense_ms']:.3f} | {r['speedup']:.2f}x | {r['speedup_flat']:.2f}x | {r['identical']} |" for r in rows]
     write_report(args.out, result, lines)
     return 0 if all(r["identical"] for r in rows) else 1
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Tuple
 
+from ..codegen.parts import ref_meta
 from .embedding_bag import FUSED_OP as BAG_OP
 from .hashed_id_filter import filtered_ids
 from .spec import const_values, producer, producer_op, replace_matches, through_identity
@@ -38,6 +39,8 @@ def _match(spec, bag):
             or producer(spec, through_identity(spec, dense_shape)) != (reshape, 1):
         return None
     sparse_indices, sparse_shape, new_shape = reshape["inputs"]
+    if ref_meta(spec, hashed["inputs"][0])[1] != 1:  # a SparseTensor's values: the kernel lists them
+        return None
     return [sparse_indices, hashed["inputs"][0], sparse_shape, new_shape, table], {
         "num_buckets": hashed["attrs"]["num_buckets"], "mode": bag["attrs"]["mode"]}
 

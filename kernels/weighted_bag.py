@@ -1,14 +1,15 @@
 """Weighted embedding bag: embedding_lookup_sparse's tail with weights (a weighted categorical
-column's embedding, combiner sum or mean) in one pass, and over dense ids the whole column.
+column's embedding, any combiner) in one pass, and over dense ids the whole column.
 
 ``weighted_bag`` replaces SparseFillEmptyRows of the ids and of the weights -> Unique ->
 ResourceGather -> GatherV2 -> Mul by the weights -> SegmentSum (-> DivNoNan by the SegmentSum of
-the weights) -> Select(empty rows, 0): out[r] = sum(table[ids[i]] * weights[i]) over the entries i
-of row r in input order (over the weights' sum too for the mean, over the square root of the sum of their squares for sqrtn),
-empty rows zero. The same bits:
-each product is rounded to the table's dtype first, as Mul does; SegmentSum copies a row of one
-entry and adds the others from zero in TF's Eigen order (kernels/segment_sum.py: in turn below 16
-entries, the weights always: a column of one is no packet); DivNoNan gives 0 for a divisor of 0.
+the weights, or by the Sqrt of that of their squares) -> Select(empty rows, 0): out[r] =
+sum(table[ids[i]] * weights[i]) over the entries i of row r in input order (over the weights' sum
+too for the mean, over the square root of the sum of their squares for sqrtn), empty rows zero.
+The same bits: each product is rounded to the table's dtype first, as Mul does; SegmentSum copies
+a row of one entry and adds the others from zero in TF's Eigen order (kernels/segment_sum.py: in
+turn below 16 entries, the weights always: a column of one is no packet); DivNoNan gives 0 for a
+divisor of 0.
 Sqrtn squares each weight as w * w: its graph's Pow(w, 2) is Square in TF's runtime
 (codegen/lowerings/pow.py). ``mode``: 0 sum, 1 mean, 2 sqrtn.
 
@@ -87,8 +88,9 @@ def pair_weights(ids, starts, rows, weights, mode, err):
     """The column's pairing of its listed ``ids`` (row r's from starts[r] to starts[r + 1]) with
     the non-zero values of ``weights`` in order, as its gathers do it: ids < 0 dropped with their
     weights (the id filter's LogicalAnd with the weights' shape, which broadcasts a length of 1),
-    for the mean and sqrtn the pairs whose weight is not > 0 too. Closes ``ids`` and ``starts`` up over what
-    it drops and returns the kept weights beside them; on unpaired counts ``err`` is TF's error."""
+    for the mean and sqrtn the pairs whose weight is not > 0 too. Closes ``ids`` and ``starts`` up
+    over what it drops and returns the kept weights beside them; on unpaired counts ``err`` is TF's
+    error."""
     given = weights.reshape(weights.size)
     n_ids = starts[rows]
     kept = np.empty(max(given.shape[0], n_ids) + 1, given.dtype)  # room for either side's count
