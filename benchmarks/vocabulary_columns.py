@@ -2,11 +2,11 @@
 process, results checked identical first. One DenseFeatures layer of 8 vocabulary-list columns (20
 to 5000 words, half with an OOV bucket, half dropping unknown words; [batch, 3] strings, ~10%
 unknown, ~20% padding ""), 6 integer columns over [batch, 3] int64 or int32 ids (~20% padding -1):
-2 identity (one with a default value), 2 integer vocabulary lists, 2 hashed, 2 weighted columns
-([batch, 5] hashed strings, mean; [batch, 5] identity ids, sum; ~30% absent) and 8 bucketized
-numeric columns (1 or 2 values, 4 to 32 boundaries), all embedded (dim 8, mean unless said): a
-census-style model, fused into _BladeVocabularyBag, _BladeIntBag, _BladeWeightedStringBag,
-_BladeWeightedBag and _BladeBucketBag ops.
+2 identity (one with a default value), 2 integer vocabulary lists, 2 hashed, 3 weighted columns
+([batch, 5] hashed strings, mean; [batch, 5] identity ids, sum; [batch, 5] hashed strings, sqrtn;
+~30% absent) and 8 bucketized numeric columns (1 or 2 values, 4 to 32 boundaries), all embedded
+(dim 8, mean unless said): a census-style model, fused into _BladeVocabularyBag, _BladeIntBag,
+_BladeWeightedStringBag, _BladeWeightedIntBag and _BladeBucketBag ops.
 
     python -m benchmarks.vocabulary_columns [--batches 1,64,512,4096] [--rounds 100] [--out docs/benchmarks/vocabulary_columns]
 
@@ -25,7 +25,7 @@ from . import write_report
 VOCAB_SIZES = [20, 50, 100, 200, 500, 1000, 3000, 5000]
 INT_SIZES = [100, 10000, 50, 1000, 1000, 100000]  # identity, identity, int vocabularies, hashed
 INT32_COLUMNS = (0, 3)  # of those, over int32 ids (the others int64)
-WEIGHTED_SIZES = [10000, 1000]  # hashed strings, identity
+WEIGHTED_SIZES = [10000, 1000, 5000]  # hashed strings (mean), identity (sum), hashed strings (sqrtn)
 
 
 def _model():
@@ -51,12 +51,12 @@ def _model():
             column = fc.categorical_column_with_hash_bucket(name, size, dtype=dtype)
         columns.append(fc.embedding_column(column, 8))
         specs[name] = tf.TensorSpec([None, 3], dtype)
-    for i, size in enumerate(WEIGHTED_SIZES):  # weighted: hashed strings (mean), identity ids (sum)
-        ids = fc.categorical_column_with_hash_bucket(f"w{i}", size) if i == 0 else \
-            fc.categorical_column_with_identity(f"w{i}", size)
+    for i, size in enumerate(WEIGHTED_SIZES):  # weighted: hashed strings (mean, sqrtn), identity ids (sum)
+        ids = fc.categorical_column_with_identity(f"w{i}", size) if i == 1 else \
+            fc.categorical_column_with_hash_bucket(f"w{i}", size)
         columns.append(fc.embedding_column(fc.weighted_categorical_column(ids, f"w{i}_weight"), 8,
-                                           combiner="mean" if i == 0 else "sum"))
-        specs[f"w{i}"] = tf.TensorSpec([None, 5], tf.string if i == 0 else tf.int64)
+                                           combiner=("mean", "sum", "sqrtn")[i]))
+        specs[f"w{i}"] = tf.TensorSpec([None, 5], tf.int64 if i == 1 else tf.string)
         specs[f"w{i}_weight"] = tf.TensorSpec([None, 5], tf.float32)
     for i in range(8):
         width = 1 + i % 2
@@ -139,8 +139,9 @@ def main(argv=None):
              "second with a default for ~9% of its ids), "
              "integer vocabulary lists (" + ", ".join(map(str, INT_SIZES[2:4])) + " values), hashed ("
              + ", ".join(map(str, INT_SIZES[4:])) + " buckets); the first identity and the second vocabulary over "
-             "int32, 2 weighted columns over [batch, 5] ids with weights (~30% absent): hashed strings ("
-             + str(WEIGHTED_SIZES[0]) + " buckets, mean) and identity (" + str(WEIGHTED_SIZES[1]) + " buckets, sum); "
+             "int32, 3 weighted columns over [batch, 5] ids with weights (~30% absent): hashed strings ("
+             + str(WEIGHTED_SIZES[0]) + " buckets, mean), identity (" + str(WEIGHTED_SIZES[1]) + " buckets, sum) "
+             "and hashed strings (" + str(WEIGHTED_SIZES[2]) + " buckets, sqrtn); "
              "and 8 bucketized numeric columns of 1 or 2 "
              "values (4 to 32 boundaries), each embedded (dim 8, mean unless said).", "",
              "| batch | stock TF ms | tf_blade ms | speedup | identical |", "|---|---|---|---|---|"]
