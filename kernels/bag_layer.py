@@ -638,7 +638,7 @@ _wanted = {}  # jobs of the layers the code generator lowered since they were la
 # back, so the two longest, blocks and the direct cfuncs, start first, one on each side (the plain
 # one first: the row sum's calls it). The miss checks hash strings as blocks does, so compiled after
 # blocks in the same process they reuse its hash_rows and FarmHash.
-_JOB_ORDER = ("direct", "pool", "pool_one", "plan", "pooled_miss", "bag_miss", "scratch_alloc", "blocks")
+_JOB_ORDER = ("direct", "pool", "pool_one", "plan", "concat", "pooled_miss", "bag_miss", "scratch_alloc", "blocks")
 
 
 def _job_rank(key):
@@ -675,6 +675,13 @@ def want_layer(dtype: str, pooled: bool = False, direct=None, bag_miss: bool = T
         _wanted["pool_one", dtype] = (void_task, _POOL_ONE_TASKS[dtype], _POOL_ONE_SYMBOLS[dtype])
     if pooled and pooled_miss:
         _wanted[("pooled_miss",)] = (void_task, _pooled_miss_task, _MISS_SYMBOL)
+
+
+def want_task(key, job):
+    """Adds a task of another kernel to those ``compiling_wanted`` compiles next (the deferred
+    concat's blocks, kernels/concat.py): ``key`` (kind from _JOB_ORDER, details...), ``job``
+    (signature, function, symbol)."""
+    _wanted[key] = job
 
 
 def forget_wanted():

@@ -11,6 +11,7 @@ from numba import njit
 
 from tf_blade.kernels import concat as k_concat
 from tf_blade.kernels.errors import error_text, new_error_buffer
+from tf_blade.kernels.parallel import compile_task, run_blocks_here
 
 
 @njit
@@ -128,3 +129,25 @@ def test_a_new_number_of_parts_compiles_no_kernel():
     for n in (3, 5, 9):
         check([np.arange(6, dtype=np.int32).reshape(2, 3) + i for i in range(n)], 1)
     assert [set(k.signatures) for k in kernels] == before
+
+
+@njit
+def _copy_in_blocks(parts, out, address):
+    """concat_into_wide's blocks task over every block, on this thread (a test process has no
+    intra-op pool: there run_blocks declines and concat_into_wide copies serially)."""
+    table = k_concat.part_table(parts)
+    rows = k_concat._block_rows(out)
+    run_blocks_here(address, (out.shape[0] + rows - 1) // rows, (table, out))
+    k_concat.keep_alive(parts)
+
+
+@pytest.mark.parametrize("dtype", k_concat.WIDE_DTYPES)
+def test_wide_concat_blocks_lay_every_row(rng, dtype):
+    """Widths of 0, 1 and thousands (blocks of 6 rows at 5001 columns), rows that end inside a
+    block, and a single short block: the blocks task lays out what concat_into does."""
+    task = compile_task(*k_concat.WIDE_JOBS[dtype])
+    for rows, widths in [(20, [0, 1, 5000]), (7, [3, 4998]), (1, [2, 3]), (0, [5000, 4])]:
+        parts = tuple(rng.standard_normal((rows, w)).astype(dtype) for w in widths)
+        out = np.full((rows, sum(widths)), np.nan, dtype)
+        _copy_in_blocks(parts, out, task.address)
+        np.testing.assert_array_equal(out, np.concatenate(parts, axis=1))

@@ -134,7 +134,9 @@ def sparse_layer():
     return stock, tf_blade.optimize(stock, bridge="native")
 
 
-@pytest.mark.parametrize("n", [0, 1, 64])
+# 3000 rows: the output concat (48000 elements) copies its rows on both cores, in two blocks
+# (kernels/concat.py concat_into_wide), the second one short
+@pytest.mark.parametrize("n", [0, 1, 64, 3000])
 def test_sparse_hashed_columns_match_tensorflow(sparse_layer, rng, n):
     stock, opt = sparse_layer
     x = {"d": tf.constant(WORDS[rng.integers(0, len(WORDS), (n, 3))].astype(bytes).reshape(n, 3))}

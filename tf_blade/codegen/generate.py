@@ -18,7 +18,8 @@ from .lowerings.const import const_array
 from .parts import Part, decompose, is_writer, part_deps, ref_meta
 from .registry import load_all
 from ..feature_column.spec import const_values, producer
-from ..kernels.bag_layer import NO_ROW_SUM, ROW_SUM_DROP, ROW_SUM_KEEP, forget_wanted
+from ..kernels.bag_layer import NO_ROW_SUM, ROW_SUM_DROP, ROW_SUM_KEEP, forget_wanted, want_task
+from ..kernels.concat import WIDE_DTYPES, WIDE_JOBS
 from ..kernels.errors import OOM_PREFIX, context_suffix, message_bytes
 from ..runtime.threads import parallel_enabled
 
@@ -581,8 +582,13 @@ def _native_entry(spec, out_meta, deferred, direct, steps, outs, em, used) -> Li
                       "        return 1"]
             dims = [f"shape{k}[{d}]" for d in range(rank)]
             nonempty = f"outer{k} * width{k} > 0"
-            fill = (f"k_concat.concat_into(table{k}, carray(ptr_from_int(addr, np.{dtype}), (outer{k}, width{k})))\n"
-                    f"        k_concat.keep_alive(outs)")
+            into = f"carray(ptr_from_int(addr, np.{dtype}), (outer{k}, width{k}))"
+            if dtype in WIDE_DTYPES and parallel_enabled():  # its rows copied on both cores when the op runs alone
+                want_task(("concat", dtype), WIDE_JOBS[dtype])
+                fill = f"k_concat.concat_into_wide(table{k}, {into}, solo and outer{k} * width{k} >= {PARALLEL_MIN_ELEMENTS})"
+            else:
+                fill = f"k_concat.concat_into(table{k}, {into})"
+            fill += "\n        k_concat.keep_alive(outs)"
         else:
             lines.append(f"    o{k} = outs[{k}]")
             dims = [f"o{k}.shape[{d}]" for d in range(rank)]
