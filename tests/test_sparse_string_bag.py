@@ -107,15 +107,23 @@ def test_buckets_past_the_table_are_the_gathers_error():
     _same(got, err, [[0, 0], [0, 1], [1, 0], [1, 1], [2, 0]], values, [3, 2], table, 40, "sum")
 
 
-def _sparse_layer(combiners=("mean", "sum", "sqrtn")):
+COMBINED = ("mean", "sum", "sqrtn")
+
+
+def _layer():
+    """Three hashed columns over sparse strings s0-s2 (one a combiner) and one over dense [n, 3] d."""
     import tf_keras
     fc = tf.feature_column
     columns = [fc.embedding_column(fc.categorical_column_with_hash_bucket(f"s{i}", 30 + i), 4, combiner=c)
-               for i, c in enumerate(combiners)]
+               for i, c in enumerate(COMBINED)]
     columns.append(fc.embedding_column(fc.categorical_column_with_hash_bucket("d", 20), 4))  # a dense one beside
-    specs = {f"s{i}": tf.SparseTensorSpec([None, None], tf.string) for i in range(len(combiners))}
+    return tf_keras.layers.DenseFeatures(columns)
+
+
+def _sparse_layer():
+    specs = {f"s{i}": tf.SparseTensorSpec([None, None], tf.string) for i in range(len(COMBINED))}
     specs["d"] = tf.TensorSpec([None, 3], tf.string)
-    layer = tf_keras.layers.DenseFeatures(columns)
+    layer = _layer()
     return tf.function(lambda x: layer(x), input_signature=[specs])
 
 
@@ -145,3 +153,32 @@ def test_sparse_hashed_columns_match_tensorflow(sparse_layer, rng, n):
         x[f"s{i}"] = tf.SparseTensor(coords, WORDS[rng.integers(0, len(WORDS), len(coords))].astype(bytes), [n, 5])
     want, got = stock(x).numpy(), opt(x).numpy()
     assert got.tobytes() == want.tobytes()
+
+
+def _example(rng):
+    """A serialized tf.Example of _layer's features: 0-4 strings a sparse one (none: absent), 3 for d."""
+    def strings(n):
+        return tf.train.Feature(bytes_list=tf.train.BytesList(value=list(WORDS[rng.integers(0, len(WORDS), n)])))
+    feature = {f"s{i}": strings(rng.integers(0, 5)) for i in range(len(COMBINED)) if rng.random() < 0.8}
+    feature["d"] = strings(3)
+    return tf.train.Example(features=tf.train.Features(feature=feature)).SerializeToString()
+
+
+def test_a_saved_model_serving_tf_examples_matches_tensorflow(tmp_path, rng):
+    """The form a model server calls: serialized tf.Examples parsed by the signature itself. The
+    parse stays TF's; the columns over its SparseTensors are the fused op."""
+    features = {f"s{i}": tf.io.VarLenFeature(tf.string) for i in range(len(COMBINED))}
+    features["d"] = tf.io.FixedLenFeature([3], tf.string)
+    module = tf.Module()
+    module.layer = _layer()
+    module.serve = tf.function(lambda s: {"features": module.layer(tf.io.parse_example(s, features))},
+                               input_signature=[tf.TensorSpec([None], tf.string, name="examples")])
+    tf.saved_model.save(module, str(tmp_path / "stock"), signatures={"serving_default": module.serve})
+    report = tf_blade.optimize(str(tmp_path / "stock"), str(tmp_path / "opt"), bridge="native").report
+    assert report.fused_ops == 1 and "ParseExampleV2" in str(report), str(report)
+    stock = tf.saved_model.load(str(tmp_path / "stock")).signatures["serving_default"]
+    fused = tf_blade.load(str(tmp_path / "opt")).signatures["serving_default"]
+    for n in (0, 1, 64):
+        examples = tf.constant([_example(rng) for _ in range(n)], tf.string)
+        want, got = stock(examples=examples)["features"].numpy(), fused(examples=examples)["features"].numpy()
+        assert got.shape == (n, 16) and got.tobytes() == want.tobytes()
