@@ -101,16 +101,32 @@ def _contiguous(table, k, itemsize):
     return True
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _part_width(table, k, outer):
+    """Part k's width when viewed as [outer, width]."""
+    size = 1
+    for d in range((table.shape[1] - 1) // 2):
+        size *= table[k, 1 + d]
+    return size // outer if outer > 0 else 0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _copy_rows(table, k, out, col, width, r0, r1):
+    """Rows [r0, r1) of part k (C-contiguous), viewed as [outer, width], into out[:, col:col + width]."""
+    base, itemsize = table[k, 0], out.itemsize
+    for o in range(r0, r1):
+        row = carray(ptr_from_int(base + o * width * itemsize, out.dtype), (width,))
+        for j in range(width):
+            out[o, col + j] = row[j]
+
+
 @njit(cache=True, nogil=True)
 def _copy_part(table, k, out, col, width):
     """Part k of ``table``, viewed as [outer, width] in C order, into out[:, col:col + width]."""
     rank = (table.shape[1] - 1) // 2
-    base, itemsize = table[k, 0], out.itemsize
-    if _contiguous(table, k, itemsize):
-        for o in range(out.shape[0]):
-            row = carray(ptr_from_int(base + o * width * itemsize, out.dtype), (width,))
-            for j in range(width):
-                out[o, col + j] = row[j]
+    base = table[k, 0]
+    if _contiguous(table, k, out.itemsize):
+        _copy_rows(table, k, out, col, width, np.int64(0), np.int64(out.shape[0]))
         return
     index = np.zeros(rank, np.int64)  # the next element's index in the part, and its byte offset
     offset = 0
@@ -132,14 +148,9 @@ def _copy_part(table, k, out, col, width):
 def concat_into(table, out):
     """Lays every part of ``table``, viewed as [outer, width], side by side in ``out`` ([outer,
     total]), as concat_shape measured them."""
-    rank = (table.shape[1] - 1) // 2
-    outer = out.shape[0]
     col = 0
     for k in range(table.shape[0]):
-        size = 1
-        for d in range(rank):
-            size *= table[k, 1 + d]
-        width = size // outer if outer > 0 else 0
+        width = _part_width(table, k, out.shape[0])
         _copy_part(table, k, out, col, width)
         col += width
 
@@ -166,19 +177,12 @@ def _block_rows(out):
 def _copy_block(table, out, b):
     """Rows of block ``b`` of every part (each C-contiguous) into ``out``: a block's output rows
     are written whole while they are in cache."""
-    rank, outer, itemsize = (table.shape[1] - 1) // 2, out.shape[0], out.itemsize
     r0 = b * _block_rows(out)
-    r1 = min(outer, r0 + _block_rows(out))
+    r1 = min(out.shape[0], r0 + _block_rows(out))
     col = 0
     for k in range(table.shape[0]):
-        size = 1
-        for d in range(rank):
-            size *= table[k, 1 + d]
-        width = size // outer
-        for o in range(r0, r1):
-            row = carray(ptr_from_int(table[k, 0] + o * width * itemsize, out.dtype), (width,))
-            for j in range(width):
-                out[o, col + j] = row[j]
+        width = _part_width(table, k, out.shape[0])
+        _copy_rows(table, k, out, col, width, r0, r1)
         col += width
 
 
@@ -218,7 +222,7 @@ def concat_into_wide(table, out, wide):
     part is C-contiguous (else, or without the dtype's task compiled, on this thread)."""
     outer = out.shape[0]
     blocks = (outer + _block_rows(out) - 1) // _block_rows(out)
-    if wide and blocks > 1 and outer > 0:
+    if wide and blocks > 1:
         for k in range(table.shape[0]):
             if not _contiguous(table, k, out.itemsize):
                 wide = False
